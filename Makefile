@@ -1,0 +1,48 @@
+# The two commands of the README: `make demo` and `make test`. Both install
+# what they need (Debian packages), configure and build.
+BUILD ?= build
+ASAN_BUILD ?= build-asan
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+ifneq ($(CI),)
+  CMAKE_FLAGS += -DPARITY_WERROR=ON
+endif
+
+.PHONY: deps build demo test test-unit test-asan fuzz clean format
+
+deps:
+	@bash scripts/install-deps.sh
+
+$(BUILD)/build.ninja: | deps
+	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	@bash scripts/demo.sh $(BUILD)/tools/parity
+
+test-unit: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+# Malformed-input tests and the fuzzer under AddressSanitizer + UBSan, built with clang.
+$(ASAN_BUILD)/build.ninja: | deps
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+	  -DCMAKE_CXX_COMPILER=clang++-14 -DPARITY_SANITIZE=ON -DPARITY_FUZZ=ON $(CMAKE_FLAGS)
+
+test-asan: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity parity_fuzz_proto
+	cd $(ASAN_BUILD) && ctest --output-on-failure -L malformed
+	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
+
+test: test-unit test-asan
+
+fuzz: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity_fuzz_proto
+	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 300
+
+format:
+	find ir frontend reduce verify exec corpus tools tests bench -name '*.cpp' -o -name '*.h' | xargs clang-format -i
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,190 @@
+#include "frontend/proto/case_io.h"
+
+#include <fcntl.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/stubs/logging.h>
+#include <google/protobuf/text_format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+
+#include "frontend/proto/convert.h"
+#include "ir/error.h"
+
+namespace parity::frontend {
+namespace {
+
+namespace pb = google::protobuf;
+
+constexpr size_t kMaxFileBytes = size_t{256} << 20;
+// Graphs nest through op regions; the text parser recurses per message level and
+// has no limit of its own, so bound it like the binary parser (which uses 100).
+constexpr int kTextRecursionLimit = 100;
+
+std::string mib(size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+[[noreturn]] void fail(const std::string& where, const std::string& msg) {
+  throw ir::InvalidInput(ir::Diag{where, "", "", "", msg});
+}
+
+// Keeps the first error only: later ones are usually consequences of it.
+class FirstError : public pb::io::ErrorCollector {
+ public:
+  void AddError(int line, pb::io::ColumnNumber column, const std::string& message) override {
+    if (seen) return;
+    seen = true;
+    this->line = line;
+    this->column = column;
+    this->message = message;
+  }
+
+  bool seen = false;
+  int line = 0;
+  int column = 0;
+  std::string message;
+};
+
+std::optional<Format> format_from_extension(const std::string& path) {
+  size_t slash = path.find_last_of('/');
+  size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return std::nullopt;
+  std::string ext = path.substr(dot + 1);
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (ext == "pbtxt" || ext == "txtpb" || ext == "textproto" || ext == "txt") return Format::text;
+  if (ext == "pb" || ext == "bin" || ext == "binpb") return Format::binary;
+  return std::nullopt;
+}
+
+// Text cases never hold control bytes other than whitespace, while every binary
+// case starts with a field tag below 0x20; a damaged binary file then gets the
+// binary error rather than a confusing text syntax error.
+bool looks_binary(const std::string& bytes) {
+  for (unsigned char c : bytes) {
+    bool space = c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    if ((c < 0x20 && !space) || c == 0x7f) return true;
+  }
+  return false;
+}
+
+ir::Case parse_text(const std::string& bytes, const std::string& name) {
+  proto::Case m;
+  FirstError errors;
+  pb::TextFormat::ParseInfoTree locations;
+  pb::TextFormat::Parser parser;
+  parser.RecordErrorsTo(&errors);
+  parser.WriteLocationsTo(&locations);
+  parser.SetRecursionLimit(kTextRecursionLimit);
+  if (!parser.ParseFromString(bytes, &m)) {
+    if (!errors.seen) fail(name, "not a valid text parity case");
+    fail(name + ":" + std::to_string(errors.line + 1) + ":" + std::to_string(errors.column + 1),
+         errors.message);
+  }
+  return from_proto(m, name, &locations);
+}
+
+ir::Case parse_binary(const std::string& bytes, const std::string& name, bool sniffed) {
+  proto::Case m;
+  bool ok;
+  {
+    // The parser logs to stderr (e.g. on invalid UTF-8) before failing; the
+    // exception below is the report.
+    pb::LogSilencer quiet;
+    ok = m.ParseFromString(bytes);
+  }
+  if (!ok) {
+    std::string msg = "not a valid binary parity case (truncated or corrupt protobuf)";
+    if (sniffed) msg += "; read as binary because it contains non-text bytes";
+    fail(name, msg);
+  }
+  return from_proto(m, name);
+}
+
+std::string read_bytes(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) fail(path, std::string("cannot open: ") + std::strerror(EISDIR));
+  if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxFileBytes)
+    fail(path, "file is larger than " + mib(kMaxFileBytes));
+  std::string out;
+  if (S_ISREG(st.st_mode)) out.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail(path, std::string("cannot read: ") + std::strerror(errno));
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+    // Pipes and devices have no size up front.
+    if (out.size() > kMaxFileBytes) fail(path, "file is larger than " + mib(kMaxFileBytes));
+  }
+  return out;
+}
+
+}  // namespace
+
+Format format_for_path(const std::string& path) {
+  return format_from_extension(path).value_or(Format::text);
+}
+
+ir::Case read_case(const std::string& path) {
+  std::string bytes = read_bytes(path);
+  if (auto f = format_from_extension(path)) return parse_case(bytes, path, *f);
+  return parse_case(bytes, path);
+}
+
+ir::Case parse_case(const std::string& bytes, const std::string& name) {
+  if (bytes.size() > kMaxFileBytes) fail(name, "input is larger than " + mib(kMaxFileBytes));
+  if (looks_binary(bytes)) return parse_binary(bytes, name, /*sniffed=*/true);
+  return parse_text(bytes, name);
+}
+
+ir::Case parse_case(const std::string& bytes, const std::string& name, Format f) {
+  if (bytes.size() > kMaxFileBytes) fail(name, "input is larger than " + mib(kMaxFileBytes));
+  return f == Format::binary ? parse_binary(bytes, name, /*sniffed=*/false)
+                             : parse_text(bytes, name);
+}
+
+std::string write_case_string(const ir::Case& c, Format f) {
+  proto::Case m = to_proto(c);
+  std::string out;
+  if (f == Format::binary) {
+    if (!m.SerializeToString(&out)) throw std::runtime_error("cannot serialize the case");
+  } else {
+    // Fields print in field-number order and the schema has no maps: deterministic.
+    if (!pb::TextFormat::Printer().PrintToString(m, &out))
+      throw std::runtime_error("cannot print the case as text");
+  }
+  return out;
+}
+
+void write_case(const ir::Case& c, const std::string& path) {
+  std::string bytes = write_case_string(c, format_for_path(path));
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (f == nullptr) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+  size_t n = std::fwrite(bytes.data(), 1, bytes.size(), f);
+  int write_errno = errno;
+  if (n != bytes.size()) {
+    std::fclose(f);
+    throw std::runtime_error(path + ": cannot write: " + std::strerror(write_errno));
+  }
+  if (std::fclose(f) != 0)
+    throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+}
+
+}  // namespace parity::frontend

@@ -1,0 +1,216 @@
+#include "ir/dim_expr.h"
+
+#include <cctype>
+
+#include "ir/error.h"
+
+namespace parity::ir {
+
+DimExpr::DimExpr(int64_t v) : node_(std::make_shared<Node>(Node{Kind::Const, v, {}, {}, {}})) {}
+
+DimExpr DimExpr::sym(const std::string& name) {
+  return DimExpr(std::make_shared<Node>(Node{Kind::Sym, 0, name, {}, {}}));
+}
+
+DimExpr DimExpr::binary(Kind k, const DimExpr& a, const DimExpr& b) {
+  // Fold constants so printed shapes stay readable (`2*4` prints `8`).
+  if (a.is_const() && b.is_const()) {
+    int64_t x = a.const_value(), y = b.const_value();
+    switch (k) {
+      case Kind::Add: return DimExpr(x + y);
+      case Kind::Sub: return DimExpr(x - y);
+      case Kind::Mul: return DimExpr(x * y);
+      case Kind::Div:
+        if (y != 0 && x % y == 0) return DimExpr(x / y);
+        break;
+      case Kind::Mod:
+        if (y != 0) return DimExpr(x % y);
+        break;
+      default: break;
+    }
+  }
+  if (k == Kind::Mul) {
+    if (a.is_const() && a.const_value() == 1) return b;
+    if (b.is_const() && b.const_value() == 1) return a;
+  }
+  if ((k == Kind::Div) && b.is_const() && b.const_value() == 1) return a;
+  if ((k == Kind::Add || k == Kind::Sub) && b.is_const() && b.const_value() == 0) return a;
+  if (k == Kind::Add && a.is_const() && a.const_value() == 0) return b;
+  return DimExpr(std::make_shared<Node>(Node{k, 0, {}, a.node_, b.node_}));
+}
+
+DimExpr operator+(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::Add, a, b); }
+DimExpr operator-(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::Sub, a, b); }
+DimExpr operator*(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::Mul, a, b); }
+DimExpr operator/(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::Div, a, b); }
+DimExpr operator%(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::Mod, a, b); }
+
+bool DimExpr::try_eval(const Bindings& b, int64_t& out) const {
+  const Node& n = *node_;
+  switch (n.kind) {
+    case Kind::Const: out = n.value; return true;
+    case Kind::Sym: {
+      auto it = b.find(n.name);
+      if (it == b.end()) return false;
+      out = it->second;
+      return true;
+    }
+    case Kind::Neg: {
+      int64_t v;
+      if (!DimExpr(n.lhs).try_eval(b, v)) return false;
+      out = -v;
+      return true;
+    }
+    default: break;
+  }
+  int64_t x, y;
+  if (!DimExpr(n.lhs).try_eval(b, x) || !DimExpr(n.rhs).try_eval(b, y)) return false;
+  switch (n.kind) {
+    case Kind::Add: out = x + y; return true;
+    case Kind::Sub: out = x - y; return true;
+    case Kind::Mul: out = x * y; return true;
+    case Kind::Div:
+      if (y == 0 || x % y != 0) return false;
+      out = x / y;
+      return true;
+    case Kind::Mod:
+      if (y == 0) return false;
+      out = ((x % y) + y) % y;
+      return true;
+    default: return false;
+  }
+}
+
+int64_t DimExpr::eval(const Bindings& b) const {
+  int64_t v;
+  if (try_eval(b, v)) return v;
+  // Find the precise reason for the message.
+  std::set<std::string> syms;
+  symbols(syms);
+  for (const auto& s : syms)
+    if (!b.count(s)) throw InvalidInput("dim expression '" + str() + "': symbol '" + s + "' is not bound");
+  throw InvalidInput("dim expression '" + str() + "': division is not exact (or by zero) under the bindings");
+}
+
+void DimExpr::symbols(std::set<std::string>& out) const {
+  if (node_->kind == Kind::Sym) out.insert(node_->name);
+  if (node_->lhs) DimExpr(node_->lhs).symbols(out);
+  if (node_->rhs) DimExpr(node_->rhs).symbols(out);
+}
+
+namespace {
+int prec(DimExpr::Kind k) {
+  switch (k) {
+    case DimExpr::Kind::Add:
+    case DimExpr::Kind::Sub: return 1;
+    case DimExpr::Kind::Mul:
+    case DimExpr::Kind::Div:
+    case DimExpr::Kind::Mod: return 2;
+    default: return 3;
+  }
+}
+}  // namespace
+
+std::string DimExpr::str() const {
+  const Node& n = *node_;
+  switch (n.kind) {
+    case Kind::Const: return std::to_string(n.value);
+    case Kind::Sym: return n.name;
+    case Kind::Neg: return "-" + DimExpr(n.lhs).str();
+    default: break;
+  }
+  DimExpr l(n.lhs), r(n.rhs);
+  std::string ls = l.str(), rs = r.str();
+  if (prec(l.kind()) < prec(n.kind)) ls = "(" + ls + ")";
+  // Right operand of a non-commutative or equal-precedence op needs parentheses.
+  if (prec(r.kind()) < prec(n.kind) || (prec(r.kind()) == prec(n.kind) && n.kind != Kind::Add && n.kind != Kind::Mul))
+    rs = "(" + rs + ")";
+  const char* op = n.kind == Kind::Add ? "+" : n.kind == Kind::Sub ? "-" : n.kind == Kind::Mul ? "*" : n.kind == Kind::Div ? "/" : "%";
+  return ls + op + rs;
+}
+
+namespace {
+struct Parser {
+  const std::string& s;
+  size_t i = 0;
+  [[noreturn]] void fail(const std::string& what) {
+    throw InvalidInput("dim expression '" + s + "': " + what + " at column " + std::to_string(i + 1));
+  }
+  void ws() {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+  }
+  DimExpr expr() {
+    DimExpr a = term();
+    for (;;) {
+      ws();
+      if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+        char c = s[i++];
+        DimExpr b = term();
+        a = c == '+' ? a + b : a - b;
+      } else {
+        return a;
+      }
+    }
+  }
+  DimExpr term() {
+    DimExpr a = unary();
+    for (;;) {
+      ws();
+      if (i < s.size() && (s[i] == '*' || s[i] == '/' || s[i] == '%')) {
+        char c = s[i++];
+        DimExpr b = unary();
+        a = c == '*' ? a * b : c == '/' ? a / b : a % b;
+      } else {
+        return a;
+      }
+    }
+  }
+  DimExpr unary() {
+    ws();
+    if (i < s.size() && s[i] == '-') {
+      ++i;
+      return DimExpr(int64_t{0}) - atom();
+    }
+    return atom();
+  }
+  DimExpr atom() {
+    ws();
+    if (i >= s.size()) fail("unexpected end");
+    char c = s[i];
+    if (c == '(') {
+      ++i;
+      DimExpr e = expr();
+      ws();
+      if (i >= s.size() || s[i] != ')') fail("expected ')'");
+      ++i;
+      return e;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c))) {
+      int64_t v = 0;
+      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
+        if (v > (INT64_MAX - 9) / 10) fail("integer too large");
+        v = v * 10 + (s[i++] - '0');
+      }
+      return DimExpr(v);
+    }
+    if (c == '$' || c == '_' || std::isalpha(static_cast<unsigned char>(c))) {
+      size_t start = i++;
+      while (i < s.size() && (s[i] == '_' || std::isalnum(static_cast<unsigned char>(s[i])))) ++i;
+      if (c == '$' && i == start + 1) fail("expected an axis name after '$'");
+      return DimExpr::sym(s.substr(start, i - start));
+    }
+    fail(std::string("unexpected character '") + c + "'");
+  }
+};
+}  // namespace
+
+DimExpr DimExpr::parse(const std::string& text) {
+  if (text.size() > 4096) throw InvalidInput("dim expression longer than 4096 characters");
+  Parser p{text};
+  DimExpr e = p.expr();
+  p.ws();
+  if (p.i != text.size()) p.fail("trailing text");
+  return e;
+}
+
+}  // namespace parity::ir

@@ -1,0 +1,37 @@
+// Diagnostics for malformed input: every message names where (file, program,
+// op, rank) and what was expected, so a user can fix the plan without a debugger.
+#pragma once
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace parity::ir {
+
+struct Diag {
+  std::string file;
+  std::string program;
+  std::string op;
+  std::string rank;
+  std::string message;
+  std::string str() const;
+};
+
+// Thrown for input that cannot be understood at all (parse errors, bad dims).
+class InvalidInput : public std::runtime_error {
+ public:
+  explicit InvalidInput(Diag d) : std::runtime_error(d.str()), diag_(std::move(d)) {}
+  explicit InvalidInput(const std::string& msg) : InvalidInput(Diag{"", "", "", "", msg}) {}
+  const Diag& diag() const { return diag_; }
+
+ private:
+  Diag diag_;
+};
+
+// Collects every structural problem of one input instead of stopping at the first.
+struct DiagList {
+  std::vector<Diag> items;
+  void add(Diag d) { items.push_back(std::move(d)); }
+  bool empty() const { return items.empty(); }
+};
+
+}  // namespace parity::ir

@@ -1,0 +1,215 @@
+#include "ir/op_registry.h"
+#include "ir/validate.h"
+
+#include <set>
+
+namespace parity::ir {
+
+namespace {
+
+struct Checker {
+  Checker(const Bindings& b, const Mesh* mesh, const Diag& where, DiagList& out) : b(b), mesh(mesh), where(where), out(out) {}
+  const Bindings& b;
+  const Mesh* mesh;
+  const Diag& where;
+  DiagList& out;
+  TypeMap all;  // every value of the program, for placements and messages
+  std::map<std::string, int64_t> loop_vars;
+  size_t errors = 0;
+
+  void report(const Op* op, const std::string& msg) {
+    Diag d = where;
+    if (op) d.op = op->label() + (op->line ? " (line " + std::to_string(op->line) + ")" : "");
+    d.message = msg;
+    out.add(d);
+    ++errors;
+  }
+
+  bool define(const Op* op, const std::string& name, const TensorType& t, TypeMap& scope) {
+    if (name.empty()) {
+      report(op, "empty value name");
+      return false;
+    }
+    if (all.count(name)) {
+      report(op, "value '" + name + "' is defined twice (values are SSA: one definition per program)");
+      return false;
+    }
+    all[name] = t;
+    scope[name] = t;
+    return true;
+  }
+
+  static std::string allowed_attrs(const OpDef& d) {
+    std::string s;
+    for (const auto& a : d.attrs) s += (s.empty() ? "" : ", ") + a.name;
+    return s.empty() ? "none" : s;
+  }
+
+  void check_op(const Op& op, TypeMap& scope) {
+    size_t before = errors;
+    check_op_inner(op, scope);
+    if (errors != before)
+      for (const auto& r : op.results) poisoned.insert(r);
+  }
+
+  void check_op_inner(const Op& op, TypeMap& scope) {
+    const OpDef* def = OpRegistry::get().find(op.kind);
+    if (!def) {
+      report(&op, "unknown op '" + op.kind + "' (see `parity inspect --ops` for the known ones)");
+      return;
+    }
+    int n = static_cast<int>(op.operands.size());
+    if (n < def->min_operands || (def->max_operands >= 0 && n > def->max_operands)) {
+      std::string want = def->max_operands < 0 ? "at least " + std::to_string(def->min_operands)
+                         : def->min_operands == def->max_operands ? std::to_string(def->min_operands)
+                         : std::to_string(def->min_operands) + ".." + std::to_string(def->max_operands);
+      report(&op, "takes " + want + " operands, got " + std::to_string(n));
+      return;
+    }
+    std::vector<TensorType> in;
+    for (const auto& v : op.operands) {
+      auto it = scope.find(v);
+      if (it == scope.end() && poisoned.count(v)) {  // already reported at its definition
+        for (const auto& r : op.results) poisoned.insert(r);
+        return;
+      }
+      if (it == scope.end()) {
+        report(&op, "operand '" + v + "' is not defined before use (dangling value)");
+        return;
+      }
+      in.push_back(it->second);
+    }
+    for (const auto& [name, a] : op.attrs) {
+      const AttrSpec* spec = nullptr;
+      for (const auto& s : def->attrs)
+        if (s.name == name) spec = &s;
+      if (!spec) {
+        report(&op, "unknown attribute '" + name + "' (allowed: " + allowed_attrs(*def) + ")");
+        return;
+      }
+      bool ok = attr_kind(a) == spec->kind || (spec->kind == AttrKind::Float && attr_kind(a) == AttrKind::Int);
+      if (!ok) {
+        report(&op, "attribute '" + name + "' must be " + attr_kind_name(spec->kind) + ", got " + attr_kind_name(attr_kind(a)));
+        return;
+      }
+    }
+    for (const auto& s : def->attrs)
+      if (s.required && !op.attr(s.name)) {
+        report(&op, "missing attribute '" + s.name + "' (" + attr_kind_name(s.kind) + ")");
+        return;
+      }
+    if (static_cast<int>(op.regions.size()) != def->regions) {
+      report(&op, "has " + std::to_string(op.regions.size()) + " regions, expected " + std::to_string(def->regions));
+      return;
+    }
+    if ((def->collective || def->p2p) && !mesh) {
+      report(&op, "communication op in a spec (a spec runs on one device)");
+      return;
+    }
+    std::vector<TensorType> res;
+    try {
+      ShapeCtx ctx(op, in, b, mesh, loop_vars);
+      res = def->rule(ctx);
+    } catch (const InvalidInput& e) {
+      report(&op, std::string("shape rule violated: ") + e.what());
+      return;
+    }
+    if (res.size() != op.results.size()) {
+      report(&op, "produces " + std::to_string(res.size()) + " results, " + std::to_string(op.results.size()) + " named");
+      return;
+    }
+    if (def->regions == 1 && !check_loop_body(op, in, scope)) return;
+    for (size_t k = 0; k < res.size(); ++k) {
+      if (auto it = declared.find(op.results[k]); it != declared.end() && !same_type(it->second, res[k])) {
+        report(&op, "result '" + op.results[k] + "' is declared " + it->second.str() + " but the shape rule gives " + res[k].str());
+        return;
+      }
+      define(&op, op.results[k], res[k], scope);
+    }
+  }
+
+  bool same_type(const TensorType& a, const TensorType& b) {
+    if (a.dtype != b.dtype || a.rank() != b.rank()) return false;
+    for (size_t k = 0; k < a.rank(); ++k) {
+      int64_t x, y;
+      if (!a.shape[k].try_eval(this->b, x) || !b.shape[k].try_eval(this->b, y) || x != y) return false;
+    }
+    return true;
+  }
+
+  bool check_loop_body(const Op& op, const std::vector<TensorType>& carried, const TypeMap& outer) {
+    const Graph& body = op.regions[0];
+    if (body.inputs.size() != carried.size() || body.outputs.size() != carried.size()) {
+      report(&op, "loop body must take and return the " + std::to_string(carried.size()) + " carried values, got " +
+                      std::to_string(body.inputs.size()) + " inputs and " + std::to_string(body.outputs.size()) + " outputs");
+      return false;
+    }
+    std::string var = std::get<std::string>(*op.attr("var"));
+    int64_t count = 0;
+    std::get<DimExpr>(*op.attr("count")).try_eval(b, count);
+    if (loop_vars.count(var) || (mesh && mesh->axis_index(var))) {
+      report(&op, "loop variable '" + var + "' shadows an enclosing loop or a mesh axis");
+      return false;
+    }
+    loop_vars[var] = count;
+    TypeMap scope = outer;
+    size_t before = errors;
+    for (size_t k = 0; k < carried.size(); ++k) {
+      auto it = body.types.find(body.inputs[k]);
+      if (it != body.types.end() && !same_type(it->second, carried[k])) {
+        report(&op, "loop body input '" + body.inputs[k] + "' is declared " + it->second.str() + " but carries " + carried[k].str());
+      }
+      define(&op, body.inputs[k], carried[k], scope);
+    }
+    auto saved = declared;
+    for (const auto& [n, t] : body.types) declared[n] = t;
+    for (const auto& inner : body.ops) check_op(inner, scope);
+    declared = saved;
+    for (size_t k = 0; k < body.outputs.size() && errors == before; ++k) {
+      auto it = scope.find(body.outputs[k]);
+      if (it == scope.end()) report(&op, "loop body output '" + body.outputs[k] + "' is not defined");
+      else if (!same_type(it->second, carried[k]))
+        report(&op, "loop body output '" + body.outputs[k] + "' has type " + it->second.str() + ", the carried value " + carried[k].str());
+    }
+    loop_vars.erase(var);
+    return errors == before;
+  }
+
+  TypeMap declared;
+  std::set<std::string> poisoned;  // results of ops that failed to check
+};
+
+}  // namespace
+
+TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const Diag& where, DiagList& out) {
+  Checker c(b, mesh, where, out);
+  c.declared = g.types;
+  TypeMap scope;
+  for (const auto& in : g.inputs) {
+    auto it = g.types.find(in);
+    if (it == g.types.end()) {
+      c.report(nullptr, "input '" + in + "' has no declared type");
+      continue;
+    }
+    for (const auto& d : it->second.shape) {
+      int64_t v;
+      if (!d.try_eval(b, v)) {
+        try {
+          d.eval(b);
+        } catch (const InvalidInput& e) {
+          c.report(nullptr, "input '" + in + "': " + e.what());
+        }
+      } else if (v < 1) {
+        c.report(nullptr, "input '" + in + "': dim " + d.str() + " = " + std::to_string(v) + " must be positive");
+      }
+    }
+    c.define(nullptr, in, it->second, scope);
+  }
+  if (c.errors) return c.all;
+  for (const auto& op : g.ops) c.check_op(op, scope);
+  for (const auto& o : g.outputs)
+    if (!scope.count(o)) c.report(nullptr, "output '" + o + "' is not defined");
+  return c.all;
+}
+
+}  // namespace parity::ir

@@ -1,0 +1,97 @@
+// The op registry: each op declares its operands, attributes and shape rule in
+// one place (ops_*.cpp), next to a one-line description of its semantics.
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/mesh.h"
+
+namespace parity::ir {
+
+// What a shape rule sees: operand types, the op's attributes, the dim bindings,
+// and for plan programs the mesh and the ranges of loop variables.
+class ShapeCtx {
+ public:
+  ShapeCtx(const Op& op, std::vector<TensorType> in, const Bindings& b, const Mesh* mesh,
+           const std::map<std::string, int64_t>& loop_vars)
+      : op(op), in(std::move(in)), b_(b), mesh_(mesh), loop_vars_(loop_vars) {}
+
+  const Op& op;
+  std::vector<TensorType> in;
+  const Mesh* mesh() const { return mesh_; }
+  const Bindings& bindings() const { return b_; }
+
+  [[noreturn]] void fail(const std::string& msg) const;
+  int64_t eval(const DimExpr& e) const;  // fails naming the expression
+  bool same(const DimExpr& a, const DimExpr& b) const;
+  void expect_same(const DimExpr& a, const DimExpr& b, const std::string& what) const;
+
+  // Attribute accessors: fail with the attribute's name and expected kind.
+  bool has(const std::string& name) const { return op.attr(name) != nullptr; }
+  double f(const std::string& name, double dflt) const;
+  double f(const std::string& name) const;
+  std::string s(const std::string& name) const;
+  std::string s(const std::string& name, const std::string& dflt) const;
+  DimExpr i(const std::string& name) const;
+  int64_t ival(const std::string& name, int64_t dflt) const;  // evaluated, rank-independent
+  Dims ints(const std::string& name) const;
+  Strings strs(const std::string& name) const;
+
+  // A (possibly negative) dim index into operand `k`, normalized.
+  size_t axis(int64_t d, size_t k) const;
+  // Calls `check` with every binding of the `$` symbols of `e` (mesh coordinates,
+  // loop indices), so a rank-dependent offset is checked for every rank.
+  void for_each_coord(const DimExpr& e, const std::function<void(const Bindings&)>& check) const;
+  // Group size of a collective (`axes` or explicit `groups` attribute).
+  int64_t group_size() const;
+
+ private:
+  const Bindings& b_;
+  const Mesh* mesh_;
+  const std::map<std::string, int64_t>& loop_vars_;
+};
+
+using ShapeRule = std::function<std::vector<TensorType>(const ShapeCtx&)>;
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  bool required = false;
+};
+
+struct OpDef {
+  std::string name;
+  int min_operands = 0;
+  int max_operands = 0;  // -1: variadic
+  std::vector<AttrSpec> attrs;
+  ShapeRule rule;
+  std::string doc;
+  bool collective = false;  // communicates; needs a plan program
+  bool p2p = false;
+  int regions = 0;
+};
+
+class OpRegistry {
+ public:
+  static const OpRegistry& get();
+  const OpDef* find(const std::string& name) const;
+  std::vector<const OpDef*> all() const;
+  void add(OpDef d);
+
+ private:
+  std::map<std::string, OpDef> defs_;
+};
+
+void register_elementwise_ops(OpRegistry& r);
+void register_linalg_ops(OpRegistry& r);
+void register_shape_ops(OpRegistry& r);
+void register_nn_ops(OpRegistry& r);
+void register_collective_ops(OpRegistry& r);
+
+// Broadcast of two shapes, numpy style (size-1 dims stretch).
+std::vector<DimExpr> broadcast_shapes(const ShapeCtx& c, const std::vector<DimExpr>& a, const std::vector<DimExpr>& b);
+
+}  // namespace parity::ir

@@ -1,0 +1,70 @@
+// The Plan: a mesh and the programs its ranks run, with placements that relate
+// plan tensors to spec tensors (lineage).
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/mesh.h"
+#include "ir/spec.h"
+
+namespace parity::ir {
+
+// A program runs on every rank its selector matches; it may read its own
+// coordinate as `$axis` in attributes (SPMD). A plan given per rank (MPMD) uses
+// one program per fixed coordinate.
+struct Program {
+  std::string name;
+  RankSel ranks;
+  Graph graph;
+};
+
+// One dim of a region: elements [offset, offset+size) of the spec tensor.
+struct Range {
+  DimExpr offset;
+  DimExpr size;
+};
+
+enum class PlacementKind {
+  region,   // the plan value equals this region of the spec value (full region: a replica)
+  partial,  // the sum of the plan value over the ranks along `axes` equals the region
+};
+const char* placement_kind_name(PlacementKind k);
+
+struct Placement {
+  std::string program;
+  std::string value;  // a value of that program (input, output or intermediate)
+  std::string spec_value;
+  PlacementKind kind = PlacementKind::region;
+  std::vector<Range> region;  // empty: the whole spec tensor
+  Strings axes;               // for partial: the mesh axes summed over
+};
+
+struct Plan {
+  std::string name;
+  Mesh mesh;
+  Bindings dims;
+  std::vector<Program> programs;
+  std::vector<Placement> placements;
+
+  const Program* program(const std::string& name) const;
+  // The program a rank runs, or nullptr when the rank is idle.
+  const Program* program_of(int64_t rank) const;
+  // Bindings for one rank: dims, axis sizes by name, coordinates as `$axis`.
+  Bindings rank_bindings(int64_t rank) const;
+};
+
+// A complete case: a plan and (usually) the spec it claims to implement.
+struct Case {
+  std::optional<Spec> spec;
+  Plan plan;
+};
+
+bool operator==(const Range& a, const Range& b);
+bool operator==(const Placement& a, const Placement& b);
+bool operator==(const Program& a, const Program& b);
+bool operator==(const Plan& a, const Plan& b);
+bool operator==(const Case& a, const Case& b);
+
+}  // namespace parity::ir

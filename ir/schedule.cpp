@@ -1,0 +1,236 @@
+// Deadlock and matching check: every rank's sequence of communication ops is
+// unrolled (loops included) and simulated. Sends are buffered (like NCCL
+// grouped isend), receives block, a collective completes when every member of
+// its group has reached it.
+#include <algorithm>
+#include <deque>
+#include <set>
+#include <tuple>
+
+#include "ir/validate.h"
+
+namespace parity::ir {
+
+namespace {
+
+struct Event {
+  const Op* op;
+  enum Kind { coll, send, recv } kind;
+  int64_t group = -1;  // interned group id (coll)
+  int64_t peer = -1;   // peer rank (send/recv)
+  int64_t tag = 0;
+  std::string iter;    // loop indices, for messages (`mb=3`)
+};
+
+struct Sim {
+  const Plan& p;
+  const std::map<std::string, TypeMap>& types;
+  const std::string& file;
+  DiagList& out;
+  std::map<std::vector<int64_t>, int64_t> group_ids;
+  std::vector<std::vector<int64_t>> groups;
+  std::vector<std::vector<Event>> events;
+  std::vector<const Program*> prog_of;
+  bool failed = false;
+  size_t budget = 50'000'000;  // events; beyond it the check is skipped with a note
+
+  void err(int64_t rank, const Op* op, const std::string& msg) {
+    Diag d{file, prog_of[rank] ? prog_of[rank]->name : "", op ? op->label() : "", p.mesh.rank_str(rank), msg};
+    out.add(d);
+    failed = true;
+  }
+
+  int64_t intern(std::vector<int64_t> g) {
+    auto [it, fresh] = group_ids.emplace(std::move(g), static_cast<int64_t>(groups.size()));
+    if (fresh) groups.push_back(it->first);
+    return it->second;
+  }
+
+  void unroll(int64_t rank, const Graph& g, Bindings& b, std::string iter) {
+    for (const auto& op : g.ops) {
+      if (failed) return;
+      if (op.kind == "loop") {
+        int64_t n = std::get<DimExpr>(*op.attr("count")).eval(b);
+        const std::string& var = std::get<std::string>(*op.attr("var"));
+        for (int64_t k = 0; k < n; ++k) {
+          b["$" + var] = k;
+          unroll(rank, op.regions[0], b, iter + (iter.empty() ? "" : ",") + var + "=" + std::to_string(k));
+        }
+        b.erase("$" + var);
+        continue;
+      }
+      if (events[rank].size() > budget) return;
+      if (const Attr* ax = op.attr("axes"); ax && std::holds_alternative<Strings>(*ax)) {
+        events[rank].push_back({&op, Event::coll, intern(p.mesh.group_along(rank, std::get<Strings>(*ax))), -1, 0, iter});
+      } else if (const Attr* gr = op.attr("groups"); gr && std::holds_alternative<Groups>(*gr)) {
+        for (const auto& grp : std::get<Groups>(*gr))
+          if (std::find(grp.begin(), grp.end(), rank) != grp.end())
+            events[rank].push_back({&op, Event::coll, intern(grp), -1, 0, iter});
+      } else if (op.kind == "send" || op.kind == "recv") {
+        Coord c = p.mesh.coord_of(rank);
+        for (const auto& [axis, e] : std::get<Coords>(*op.attr("peer"))) {
+          size_t i = *p.mesh.axis_index(axis);
+          int64_t v;
+          if (!e.try_eval(b, v) || v < 0 || v >= p.mesh.axes[i].size) {
+            err(rank, &op, "peer " + axis + "=" + e.str() + (e.try_eval(b, v) ? " = " + std::to_string(v) : std::string()) +
+                               " is outside the mesh (axis size " + std::to_string(p.mesh.axes[i].size) + ")" +
+                               (iter.empty() ? "" : " at " + iter));
+            return;
+          }
+          c[i] = v;
+        }
+        int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
+        int64_t peer = p.mesh.rank_of(c);
+        if (peer == rank) {
+          err(rank, &op, op.kind + " to itself" + (iter.empty() ? "" : " at " + iter));
+          return;
+        }
+        events[rank].push_back({&op, op.kind == "send" ? Event::send : Event::recv, -1, peer, tag, iter});
+      }
+    }
+  }
+
+  std::string where(const Event& e) const { return "'" + e.op->label() + "'" + (e.iter.empty() ? "" : " (" + e.iter + ")"); }
+
+  // Two ranks agree on a collective when kind and attributes match.
+  static bool same_collective(const Event& a, const Event& b) {
+    if (a.op->kind != b.op->kind) return false;
+    for (const char* k : {"reduce", "dim", "split_dim", "concat_dim", "root"}) {
+      const Attr* x = a.op->attr(k);
+      const Attr* y = b.op->attr(k);
+      if ((x == nullptr) != (y == nullptr) || (x && attr_str(*x) != attr_str(*y))) return false;
+    }
+    return true;
+  }
+
+  std::vector<int64_t> type_of(int64_t rank, const Op& op, bool sent) {
+    const TypeMap& t = types.at(prog_of[rank]->name);
+    const std::string& v = sent ? op.operands.at(0) : op.results.at(0);
+    auto it = t.find(v);
+    if (it == t.end()) return {};
+    Bindings b = p.rank_bindings(rank);
+    std::vector<int64_t> s;
+    for (const auto& d : it->second.shape) {
+      int64_t x = -1;
+      d.try_eval(b, x);
+      s.push_back(x);
+    }
+    return s;
+  }
+
+  static std::string shape_str(const std::vector<int64_t>& s) {
+    std::string r = "[";
+    for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
+    return r + "]";
+  }
+
+  void run() {
+    int64_t n = p.mesh.num_ranks();
+    events.resize(n);
+    prog_of.resize(n);
+    size_t total = 0;
+    for (int64_t r = 0; r < n && !failed; ++r) {
+      prog_of[r] = p.program_of(r);
+      if (!prog_of[r]) continue;
+      Bindings b = p.rank_bindings(r);
+      unroll(r, prog_of[r]->graph, b, "");
+      total += events[r].size();
+      // Too large to unroll: the verifier checks the schedule on the reduced mesh.
+      if (total > budget) return;
+    }
+    if (failed) return;
+
+    std::vector<size_t> pc(n, 0);
+    std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<const Event*>> mailbox;  // (src, dst, tag)
+    std::map<int64_t, std::vector<int64_t>> waiting;  // group -> ranks arrived
+    std::vector<bool> arrived(n, false);
+    bool progress = true;
+    while (progress && !failed) {
+      progress = false;
+      for (int64_t r = 0; r < n && !failed; ++r) {
+        while (pc[r] < events[r].size() && !failed) {
+          const Event& e = events[r][pc[r]];
+          if (e.kind == Event::send) {
+            mailbox[{r, e.peer, e.tag}].push_back(&e);
+            ++pc[r];
+            progress = true;
+          } else if (e.kind == Event::recv) {
+            auto it = mailbox.find({e.peer, r, e.tag});
+            if (it == mailbox.end() || it->second.empty()) break;
+            const Event* s = it->second.front();
+            it->second.pop_front();
+            auto st = type_of(e.peer, *s->op, true), rt = type_of(r, *e.op, false);
+            if (st != rt)
+              err(r, e.op, "receives " + shape_str(rt) + " but rank " + p.mesh.rank_str(e.peer) + " sends " + shape_str(st) +
+                               " at " + where(*s));
+            ++pc[r];
+            progress = true;
+          } else {
+            if (arrived[r]) break;
+            arrived[r] = true;
+            auto& w = waiting[e.group];
+            w.push_back(r);
+            if (w.size() < groups[e.group].size()) break;
+            // Everyone is here: they must all be issuing the same collective.
+            for (int64_t q : w) {
+              const Event& f = events[q][pc[q]];
+              if (!same_collective(e, f)) {
+                err(r, e.op, "ranks of one group issue different collectives: rank " + p.mesh.rank_str(r) + " at " +
+                                 where(e) + ", rank " + p.mesh.rank_str(q) + " at " + where(f) +
+                                 " (collectives issued in different orders deadlock or mix data)");
+                break;
+              }
+            }
+            for (int64_t q : w) {
+              arrived[q] = false;
+              ++pc[q];
+            }
+            w.clear();
+            progress = true;
+          }
+        }
+      }
+    }
+    if (failed) return;
+    bool stuck = false;
+    for (int64_t r = 0; r < n && out.items.size() < 8; ++r) {
+      if (pc[r] >= events[r].size()) continue;
+      stuck = true;
+      const Event& e = events[r][pc[r]];
+      std::string what;
+      if (e.kind == Event::recv)
+        what = "waits forever in recv from rank " + p.mesh.rank_str(e.peer) + " tag " + std::to_string(e.tag) + " at " + where(e);
+      else {
+        what = "waits forever in " + e.op->kind + " at " + where(e) + "; group members elsewhere:";
+        int shown = 0;
+        for (int64_t q : groups[e.group])
+          if (q != r && shown < 3 && pc[q] < events[q].size() &&
+              (events[q][pc[q]].op != e.op || events[q][pc[q]].group != e.group)) {
+            what += " rank " + p.mesh.rank_str(q) + " at " + where(events[q][pc[q]]) + ";";
+            ++shown;
+          } else if (q != r && shown < 3 && pc[q] >= events[q].size()) {
+            what += " rank " + p.mesh.rank_str(q) + " has finished;";
+            ++shown;
+          }
+      }
+      err(r, e.op, "deadlock: " + what);
+    }
+    if (stuck) return;
+    for (const auto& [key, q] : mailbox)
+      if (!q.empty()) {
+        auto [src, dst, tag] = key;
+        err(src, q.front()->op, "send to rank " + p.mesh.rank_str(dst) + " tag " + std::to_string(tag) + " at " +
+                                    where(*q.front()) + " has no matching recv");
+        if (out.items.size() >= 8) break;
+      }
+  }
+};
+
+}  // namespace
+
+void check_schedule(const Plan& p, const std::map<std::string, TypeMap>& types, const std::string& file, DiagList& out) {
+  Sim s{p, types, file, out, {}, {}, {}, {}};
+  s.run();
+}
+
+}  // namespace parity::ir

@@ -1,0 +1,35 @@
+// Structural validation: everything that makes a spec or plan malformed,
+// reported with file, program, op, rank and what was expected.
+#pragma once
+#include <map>
+#include <string>
+
+#include "ir/error.h"
+#include "ir/plan.h"
+
+namespace parity::ir {
+
+using TypeMap = std::map<std::string, TensorType>;
+
+// Checks one graph (ops known, attributes, operands defined, shape rules,
+// declared types, regions) and returns the type of every value, nested regions
+// included (value names are unique across a program). `where` carries file and
+// program for messages.
+TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const Diag& where, DiagList& out);
+
+void validate_spec(const Spec& s, const std::string& file, DiagList& out, TypeMap* types = nullptr);
+
+// Validates the plan alone and, when `spec` is given, its placements against it.
+// `types` receives each program's value types when non-null.
+void validate_plan(const Plan& p, const Spec* spec, const std::string& file, DiagList& out,
+                   std::map<std::string, TypeMap>* types = nullptr);
+
+// Simulates every rank's sequence of collectives and point-to-point ops and
+// reports deadlocks: recv without send, send without recv, ranks of one group
+// issuing different collectives, a pipeline order that waits in a cycle.
+void check_schedule(const Plan& p, const std::map<std::string, TypeMap>& types, const std::string& file, DiagList& out);
+
+// Everything above for a complete case.
+DiagList validate_case(const Case& c, const std::string& file);
+
+}  // namespace parity::ir

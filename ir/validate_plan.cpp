@@ -1,0 +1,244 @@
+#include <functional>
+#include <set>
+
+#include "ir/validate.h"
+
+namespace parity::ir {
+
+void validate_spec(const Spec& s, const std::string& file, DiagList& out, TypeMap* types) {
+  Diag where{file, "spec", "", "", ""};
+  auto fail = [&](const std::string& msg) {
+    Diag d = where;
+    d.message = msg;
+    out.add(d);
+  };
+  if (s.graph.outputs.empty()) fail("the spec has no outputs");
+  TypeMap t = check_graph(s.graph, s.dims, nullptr, where, out);
+  std::set<std::string> io(s.graph.inputs.begin(), s.graph.inputs.end());
+  io.insert(s.graph.outputs.begin(), s.graph.outputs.end());
+  for (const auto& [v, r] : s.roles)
+    if (!io.count(v)) fail("role '" + std::string(role_name(r)) + "' given to '" + v + "', which is not a spec input or output");
+  if (types) *types = std::move(t);
+}
+
+namespace {
+
+// Bindings of every `$` symbol in `exprs` over the mesh (placements are rank-parametric).
+void for_each_rank_binding(const Plan& p, const std::vector<DimExpr>& exprs, const Bindings& base,
+                           const std::function<void(const Bindings&)>& fn) {
+  std::set<std::string> syms;
+  for (const auto& e : exprs) e.symbols(syms);
+  std::vector<std::pair<std::string, int64_t>> ranges;
+  for (const auto& s : syms)
+    if (!s.empty() && s[0] == '$')
+      if (auto i = p.mesh.axis_index(s.substr(1))) ranges.push_back({s, p.mesh.axes[*i].size});
+  Bindings b = base;
+  std::function<void(size_t)> rec = [&](size_t k) {
+    if (k == ranges.size()) return fn(b);
+    for (int64_t v = 0; v < ranges[k].second; ++v) {
+      b[ranges[k].first] = v;
+      rec(k + 1);
+    }
+  };
+  rec(0);
+}
+
+std::string coord_str(const Bindings& b) {
+  std::string s;
+  for (const auto& [k, v] : b)
+    if (!k.empty() && k[0] == '$') s += (s.empty() ? "" : ",") + k.substr(1) + "=" + std::to_string(v);
+  return s;
+}
+
+void check_groups(const Plan& p, const Program& prog, const Graph& g, const Diag& where, DiagList& out) {
+  for (const auto& op : g.ops) {
+    for (const auto& r : op.regions) check_groups(p, prog, r, where, out);
+    const Attr* a = op.attr("groups");
+    if (!a || !std::holds_alternative<Groups>(*a)) continue;
+    // Explicit groups must partition exactly the ranks that run this program.
+    std::map<int64_t, int> seen;
+    Diag d = where;
+    d.op = op.label();
+    bool bad = false;
+    for (const auto& grp : std::get<Groups>(*a))
+      for (int64_t r : grp) {
+        if (r < 0 || r >= p.mesh.num_ranks()) {
+          d.message = "group names rank " + std::to_string(r) + ", outside the mesh of " + std::to_string(p.mesh.num_ranks()) + " ranks";
+          out.add(d);
+          bad = true;
+        } else if (p.program_of(r) != &prog) {
+          d.message = "group names rank " + p.mesh.rank_str(r) + ", which does not run program '" + prog.name + "'";
+          out.add(d);
+          bad = true;
+        } else if (seen[r]++) {
+          d.message = "rank " + p.mesh.rank_str(r) + " is in more than one group: the groups are not a partition";
+          out.add(d);
+          bad = true;
+        }
+      }
+    if (bad) continue;
+    for (int64_t r = 0; r < p.mesh.num_ranks(); ++r)
+      if (p.program_of(r) == &prog && !seen.count(r)) {
+        d.message = "rank " + p.mesh.rank_str(r) + " runs this collective but is in no group: the groups are not a partition";
+        out.add(d);
+        break;
+      }
+  }
+}
+
+}  // namespace
+
+void validate_plan(const Plan& p, const Spec* spec, const std::string& file, DiagList& out,
+                   std::map<std::string, TypeMap>* types_out) {
+  auto fail = [&](const std::string& prog, const std::string& msg) { out.add(Diag{file, prog, "", "", msg}); };
+  std::set<std::string> axes;
+  for (const auto& a : p.mesh.axes) {
+    if (a.name.empty() || !axes.insert(a.name).second) fail("", "mesh axis names must be unique and non-empty ('" + a.name + "')");
+    if (a.size < 1) fail("", "mesh axis '" + a.name + "' has size " + std::to_string(a.size) + ", expected >= 1");
+    if (p.dims.count(a.name)) fail("", "'" + a.name + "' is both a mesh axis and a dim symbol");
+  }
+  if (!out.empty()) return;
+  if (p.programs.empty()) fail("", "the plan has no programs");
+
+  std::set<std::string> names;
+  for (const auto& prog : p.programs) {
+    if (!names.insert(prog.name).second) fail(prog.name, "program name used twice");
+    for (const auto& [axis, vals] : prog.ranks.fixed) {
+      auto i = p.mesh.axis_index(axis);
+      if (!i) {
+        fail(prog.name, "rank selector names unknown mesh axis '" + axis + "'");
+        continue;
+      }
+      for (int64_t v : vals)
+        if (v < 0 || v >= p.mesh.axes[*i].size)
+          fail(prog.name, "rank selector " + axis + "=" + std::to_string(v) + " is outside the axis (size " +
+                              std::to_string(p.mesh.axes[*i].size) + ")");
+    }
+  }
+  if (!out.empty()) return;
+  // Every rank runs at most one program.
+  for (int64_t r = 0; r < p.mesh.num_ranks(); ++r) {
+    Coord c = p.mesh.coord_of(r);
+    const Program* first = nullptr;
+    for (const auto& prog : p.programs)
+      if (prog.ranks.contains(p.mesh, c)) {
+        if (first) {
+          out.add(Diag{file, prog.name, "", p.mesh.rank_str(r), "rank is selected by programs '" + first->name + "' and '" + prog.name + "'"});
+          return;
+        }
+        first = &prog;
+      }
+  }
+
+  Bindings b = p.dims;
+  for (const auto& a : p.mesh.axes) b[a.name] = a.size;
+  std::map<std::string, TypeMap> types;
+  for (const auto& prog : p.programs) {
+    Diag where{file, prog.name, "", "", ""};
+    types[prog.name] = check_graph(prog.graph, b, &p.mesh, where, out);
+    check_groups(p, prog, prog.graph, where, out);
+  }
+
+  // Placements.
+  std::map<std::string, TypeMap> spec_types;
+  TypeMap st;
+  if (spec) validate_spec(*spec, file, out, &st);
+  std::set<std::pair<std::string, std::string>> placed;
+  std::set<std::string> spec_covered;
+  for (const auto& pl : p.placements) {
+    Diag d{file, pl.program, "", "", ""};
+    auto err = [&](const std::string& m) {
+      Diag e = d;
+      e.message = "placement of '" + pl.value + "' -> spec '" + pl.spec_value + "': " + m;
+      out.add(e);
+    };
+    auto pt = types.find(pl.program);
+    if (pt == types.end()) {
+      err("no program named '" + pl.program + "'");
+      continue;
+    }
+    auto vt = pt->second.find(pl.value);
+    if (vt == pt->second.end()) {
+      err("the program has no value '" + pl.value + "'");
+      continue;
+    }
+    placed.insert({pl.program, pl.value});
+    for (const auto& a : pl.axes)
+      if (!p.mesh.axis_index(a)) err("partial over unknown mesh axis '" + a + "'");
+    if (pl.kind == PlacementKind::partial && pl.axes.empty()) err("a partial placement names no mesh axes");
+    if (!spec) continue;
+    auto sv = st.find(pl.spec_value);
+    if (sv == st.end()) {
+      err("the spec has no value '" + pl.spec_value + "'");
+      continue;
+    }
+    spec_covered.insert(pl.spec_value);
+    const TensorType& spec_t = sv->second;
+    const TensorType& plan_t = vt->second;
+    if (plan_t.rank() != spec_t.rank()) {
+      err("plan value has rank " + std::to_string(plan_t.rank()) + ", spec value rank " + std::to_string(spec_t.rank()));
+      continue;
+    }
+    if (!pl.region.empty() && pl.region.size() != spec_t.rank()) {
+      err("region has " + std::to_string(pl.region.size()) + " ranges for a rank-" + std::to_string(spec_t.rank()) + " tensor");
+      continue;
+    }
+    std::vector<DimExpr> exprs;
+    for (const auto& r : pl.region) {
+      exprs.push_back(r.offset);
+      exprs.push_back(r.size);
+    }
+    Bindings sb = b;
+    for (const auto& [k, v] : spec->dims)
+      if (!sb.count(k)) sb[k] = v;
+    bool reported = false;
+    for_each_rank_binding(p, exprs, sb, [&](const Bindings& rb) {
+      for (size_t k = 0; k < spec_t.rank() && !reported; ++k) {
+        int64_t extent = spec_t.shape[k].eval(sb), plan_extent = plan_t.shape[k].eval(sb);
+        int64_t off = 0, size = extent;
+        if (!pl.region.empty()) {
+          if (!pl.region[k].offset.try_eval(rb, off) || !pl.region[k].size.try_eval(rb, size)) {
+            err("cannot evaluate range " + std::to_string(k) + " (" + pl.region[k].offset.str() + ", " + pl.region[k].size.str() +
+                ") at " + coord_str(rb));
+            reported = true;
+            return;
+          }
+        }
+        if (off < 0 || size < 1 || off + size > extent) {
+          err("region [" + std::to_string(off) + ", " + std::to_string(off + size) + ") of dim " + std::to_string(k) +
+              " is out of bounds (spec dim " + spec_t.shape[k].str() + " = " + std::to_string(extent) + ")" +
+              (coord_str(rb).empty() ? "" : " at " + coord_str(rb)));
+          reported = true;
+        } else if (size != plan_extent) {
+          err("region size " + std::to_string(size) + " of dim " + std::to_string(k) + " differs from the plan value's dim " +
+              plan_t.shape[k].str() + " = " + std::to_string(plan_extent));
+          reported = true;
+        }
+      }
+    });
+  }
+  // Plan inputs need lineage; spec outputs need a producer.
+  for (const auto& prog : p.programs)
+    for (const auto& in : prog.graph.inputs)
+      if (!placed.count({prog.name, in}))
+        out.add(Diag{file, prog.name, "", "", "program input '" + in + "' has no placement (which spec tensor does it hold?)"});
+  if (spec)
+    for (const auto& o : spec->graph.outputs)
+      if (!spec_covered.count(o))
+        out.add(Diag{file, "", "", "", "spec output '" + o + "' is not placed on any plan value: the plan never produces it"});
+  if (types_out) *types_out = std::move(types);
+}
+
+DiagList validate_case(const Case& c, const std::string& file) {
+  DiagList out;
+  if (c.plan.programs.empty() && c.plan.mesh.axes.empty()) {
+    if (c.spec) validate_spec(*c.spec, file, out);
+    return out;
+  }
+  std::map<std::string, TypeMap> types;
+  validate_plan(c.plan, c.spec ? &*c.spec : nullptr, file, out, &types);
+  if (out.empty()) check_schedule(c.plan, types, file, out);
+  return out;
+}
+
+}  // namespace parity::ir

@@ -1,0 +1,31 @@
+// The parity CLI: each subcommand registers itself on the CLI11 app and returns
+// an exit code: 0 verified/ok, 1 mismatch, 2 invalid input or usage, 3 unknown.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "ir/plan.h"
+
+namespace parity::cli {
+
+enum Exit { kOk = 0, kMismatch = 1, kInvalid = 2, kUnknown = 3 };
+
+using Action = std::function<int()>;
+void add_inspect(CLI::App& app, Action& run);
+void add_validate(CLI::App& app, Action& run);
+void add_verify(CLI::App& app, Action& run);
+void add_gen(CLI::App& app, Action& run);
+void add_run(CLI::App& app, Action& run);
+void add_explain(CLI::App& app, Action& run);
+
+// Loads `CASE` or `SPEC PLAN` (a spec file and a plan file). Throws ir::InvalidInput.
+ir::Case load_case(const std::vector<std::string>& files);
+// "a.pbtxt" or "spec.pbtxt + plan.pbtxt", for messages.
+std::string files_label(const std::vector<std::string>& files);
+// Prints every diagnostic of a validation and returns kInvalid, or kOk if none.
+int report_diags(const ir::DiagList& d);
+
+}  // namespace parity::cli

@@ -1,0 +1,23 @@
+#include <fmt/format.h>
+
+#include "ir/validate.h"
+#include "tools/cli.h"
+
+namespace parity::cli {
+
+void add_validate(CLI::App& app, Action& run) {
+  auto* cmd = app.add_subcommand("validate", "structural checks: ops, shapes, placements, groups, p2p matching, deadlocks");
+  static std::vector<std::string> files;
+  cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
+  cmd->callback([&run] {
+    run = [] {
+      ir::Case c = load_case(files);
+      std::string label = files_label(files);
+      int rc = report_diags(ir::validate_case(c, label));
+      if (rc == kOk) fmt::print("OK: {} is well formed\n", label);
+      return rc;
+    };
+  });
+}
+
+}  // namespace parity::cli

@@ -1,0 +1,33 @@
+#include <fmt/format.h>
+
+#include "ir/error.h"
+#include "tools/cli.h"
+
+int main(int argc, char** argv) {
+  using namespace parity::cli;
+  CLI::App app{"parity: verifies that a distributed training plan computes its single-device training step"};
+  app.set_version_flag("--version", PARITY_VERSION);
+  app.require_subcommand(1);
+  Action run;
+  add_inspect(app, run);
+  add_validate(app, run);
+  add_verify(app, run);
+  add_gen(app, run);
+  add_run(app, run);
+  add_explain(app, run);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : kInvalid;
+  }
+  try {
+    return run ? run() : kInvalid;
+  } catch (const parity::ir::InvalidInput& e) {
+    fmt::print(stderr, "INVALID: {}\n", e.what());
+    return kInvalid;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "error: {}\n", e.what());
+    return kInvalid;
+  }
+}
