@@ -310,6 +310,19 @@ TEST(FrontendProtoErrors, TruncatedBinary) {
   EXPECT_HAS(msg, "not a valid binary parity case");
 }
 
+TEST(FrontendProtoErrors, TextStringsMustBeUtf8LikeBinary) {
+  std::string msg =
+      error_of([] { parse_case("version: 1\nplan { name: \"\\377\" }\n", "u.pbtxt"); });
+  EXPECT_HAS(msg, "u.pbtxt: string field 'parity.proto.Plan.name' is not valid UTF-8");
+  EXPECT_HAS(error_of([] { parse_case("version: 1\nplan { name: \"\\355\\240\\200\" }", "u"); }),
+             "not valid UTF-8");  // a UTF-16 surrogate
+  ir::Case c = sample();
+  c.plan.name = "h\xc3\xa9llo \xf0\x9f\x99\x82";
+  ir::Case back = parse_case(write_case_string(c, Format::text), "u.pbtxt");
+  EXPECT_EQ(back, c);
+  EXPECT_EQ(parse_case(write_case_string(back, Format::binary), "u.pb"), c);
+}
+
 TEST(FrontendProtoErrors, UnknownVersion) {
   std::string msg = error_of([] { parse_case("version: 7\nplan {}\n", "v.pbtxt"); });
   EXPECT_HAS(msg, "v.pbtxt: unsupported format version 7, expected 1");

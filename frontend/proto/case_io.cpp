@@ -1,7 +1,9 @@
 #include "frontend/proto/case_io.h"
 
 #include <fcntl.h>
+#include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/message.h>
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
 #include <sys/stat.h>
@@ -14,6 +16,7 @@
 #include <cstring>
 #include <optional>
 #include <stdexcept>
+#include <vector>
 
 #include "frontend/proto/convert.h"
 #include "ir/error.h"
@@ -74,6 +77,60 @@ bool looks_binary(const std::string& bytes) {
   return false;
 }
 
+bool valid_utf8(const std::string& s) {
+  size_t i = 0, n = s.size();
+  auto cont = [&](size_t k) { return k < n && (static_cast<unsigned char>(s[k]) & 0xC0) == 0x80; };
+  while (i < n) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = c >= 0xC2 && c <= 0xDF   ? 2
+                 : c >= 0xE0 && c <= 0xEF ? 3
+                 : c >= 0xF0 && c <= 0xF4 ? 4
+                                          : 0;
+    if (len == 0) return false;
+    for (size_t k = 1; k < len; ++k)
+      if (!cont(i + k)) return false;
+    unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+    // Overlong forms, UTF-16 surrogates and code points above U+10FFFF.
+    if ((c == 0xE0 && c1 < 0xA0) || (c == 0xED && c1 > 0x9F) || (c == 0xF0 && c1 < 0x90) ||
+        (c == 0xF4 && c1 > 0x8F))
+      return false;
+    i += len;
+  }
+  return true;
+}
+
+// The binary parser rejects proto3 strings that are not UTF-8 but the text parser
+// accepts them; checking text input keeps both formats reading the same cases
+// (and every case that reads as text writes a binary that reads back).
+const pb::FieldDescriptor* find_bad_utf8(const pb::Message& m) {
+  const pb::Reflection* r = m.GetReflection();
+  std::vector<const pb::FieldDescriptor*> fields;
+  r->ListFields(m, &fields);
+  std::string scratch;
+  for (const auto* f : fields) {
+    if (f->type() == pb::FieldDescriptor::TYPE_STRING) {
+      if (f->is_repeated()) {
+        for (int i = 0; i < r->FieldSize(m, f); ++i)
+          if (!valid_utf8(r->GetRepeatedStringReference(m, f, i, &scratch))) return f;
+      } else if (!valid_utf8(r->GetStringReference(m, f, &scratch))) {
+        return f;
+      }
+    } else if (f->cpp_type() == pb::FieldDescriptor::CPPTYPE_MESSAGE) {
+      if (f->is_repeated()) {
+        for (int i = 0; i < r->FieldSize(m, f); ++i)
+          if (const auto* bad = find_bad_utf8(r->GetRepeatedMessage(m, f, i))) return bad;
+      } else if (const auto* bad = find_bad_utf8(r->GetMessage(m, f))) {
+        return bad;
+      }
+    }
+  }
+  return nullptr;
+}
+
 ir::Case parse_text(const std::string& bytes, const std::string& name) {
   proto::Case m;
   FirstError errors;
@@ -87,6 +144,8 @@ ir::Case parse_text(const std::string& bytes, const std::string& name) {
     fail(name + ":" + std::to_string(errors.line + 1) + ":" + std::to_string(errors.column + 1),
          errors.message);
   }
+  if (const auto* bad = find_bad_utf8(m))
+    fail(name, "string field '" + bad->full_name() + "' is not valid UTF-8");
   return from_proto(m, name, &locations);
 }
 

@@ -1,0 +1,51 @@
+#include "ir/interp.h"
+
+namespace parity::ir {
+
+const char* fn_name(Fn f) {
+  switch (f) {
+    case Fn::exp: return "exp";
+    case Fn::log: return "log";
+    case Fn::sqrt: return "sqrt";
+    case Fn::rsqrt: return "rsqrt";
+    case Fn::tanh: return "tanh";
+    case Fn::sigmoid: return "sigmoid";
+    case Fn::gelu: return "gelu";
+    case Fn::gelu_grad: return "gelu'";
+  }
+  return "?";
+}
+
+namespace {
+void unroll(const Graph& g, const Bindings& b, Bindings& loop, const std::string& iter, std::vector<Instr>& out) {
+  for (const auto& op : g.ops) {
+    if (op.kind != "loop") {
+      out.push_back(Instr{Instr::exec, &op, {}, {}, loop, iter});
+      continue;
+    }
+    const Graph& body = op.regions.at(0);
+    const std::string& var = std::get<std::string>(*op.attr("var"));
+    Bindings lb = b;
+    for (const auto& [k, v] : loop) lb[k] = v;
+    int64_t n = std::get<DimExpr>(*op.attr("count")).eval(lb);
+    out.push_back(Instr{Instr::bind, nullptr, body.inputs, op.operands, loop, iter});
+    for (int64_t k = 0; k < n; ++k) {
+      loop["$" + var] = k;
+      std::string it = iter + (iter.empty() ? "" : ",") + var + "=" + std::to_string(k);
+      unroll(body, b, loop, it, out);
+      if (k + 1 < n) out.push_back(Instr{Instr::bind, nullptr, body.inputs, body.outputs, loop, it});
+    }
+    loop.erase("$" + var);
+    out.push_back(Instr{Instr::bind, nullptr, op.results, body.outputs, loop, iter});
+  }
+}
+}  // namespace
+
+std::vector<Instr> flatten(const Graph& g, const Bindings& b) {
+  std::vector<Instr> out;
+  Bindings loop;
+  unroll(g, b, loop, "", out);
+  return out;
+}
+
+}  // namespace parity::ir

@@ -1,0 +1,304 @@
+// Runs specs and plans over any element domain (see semantics.h). Plans run
+// all their ranks in one process, in an order that respects every recv and
+// collective, so the result is that of any real execution of the schedule.
+#pragma once
+#include <deque>
+#include <functional>
+#include <map>
+#include <tuple>
+
+#include "ir/plan.h"
+#include "ir/semantics.h"
+
+namespace parity::ir {
+
+// One step of a program with loops unrolled.
+struct Instr {
+  enum Kind { exec, bind } kind = exec;
+  const Op* op = nullptr;              // exec
+  std::vector<std::string> dst, src;   // bind: dst[i] = src[i], simultaneously
+  Bindings loop;                       // `$var` -> iteration index
+  std::string iter;                    // "mb=1,layer=0", for messages
+};
+
+// Unrolls `g`; loop counts are evaluated under `b`.
+std::vector<Instr> flatten(const Graph& g, const Bindings& b);
+
+namespace detail {
+template <class S>
+Tensor<S> chunk(const Tensor<S>& x, size_t dim, int64_t n, int64_t i) {
+  Tensor<S> out;
+  out.shape = x.shape;
+  int64_t size = x.shape[dim] / n;
+  out.shape[dim] = size;
+  for (int64_t f = 0; f < x.size(); ++f) {
+    auto idx = x.index_of(f);
+    if (idx[dim] >= i * size && idx[dim] < (i + 1) * size) out.data.push_back(x.data[static_cast<size_t>(f)]);
+  }
+  return out;
+}
+
+template <class S>
+Tensor<S> concat(const std::vector<const Tensor<S>*>& parts, size_t dim) {
+  Tensor<S> out;
+  out.shape = parts[0]->shape;
+  out.shape[dim] = 0;
+  for (auto* p : parts) out.shape[dim] += p->shape[dim];
+  out.data.resize(static_cast<size_t>(sem::num_el(out.shape)), parts[0]->data.empty() ? S{} : parts[0]->data[0]);
+  int64_t base = 0;
+  for (auto* p : parts) {
+    for (int64_t f = 0; f < p->size(); ++f) {
+      auto idx = p->index_of(f);
+      idx[dim] += base;
+      out.data[static_cast<size_t>(out.flat(idx))] = p->data[static_cast<size_t>(f)];
+    }
+    base += p->shape[dim];
+  }
+  return out;
+}
+}  // namespace detail
+
+// The values every member of a group receives from a collective; `ins` are the
+// members' operands in group order.
+template <class D>
+std::vector<Tensor<typename D::S>> eval_collective(D& d, const Op& op, const std::vector<const Tensor<typename D::S>*>& ins,
+                                                   const Bindings& b) {
+  using S = typename D::S;
+  using T = Tensor<S>;
+  int64_t n = static_cast<int64_t>(ins.size());
+  std::string red = "sum";
+  if (const Attr* a = op.attr("reduce"); a && std::holds_alternative<std::string>(*a)) red = std::get<std::string>(*a);
+  auto reduce_all = [&]() {
+    T out = *ins[0];
+    for (size_t e = 0; e < out.data.size(); ++e) {
+      std::vector<S> vals;
+      for (auto* t : ins) vals.push_back(t->data[e]);
+      if (red == "max") {
+        S m = vals[0];
+        for (size_t j = 1; j < vals.size(); ++j) m = d.max(m, vals[j]);
+        out.data[e] = m;
+      } else {
+        S s = d.sum(vals);
+        out.data[e] = red == "avg" ? d.mul(d.c(1.0 / static_cast<double>(n)), s) : s;
+      }
+    }
+    return out;
+  };
+  for (auto* t : ins)
+    if (t->shape != ins[0]->shape) throw EvalError("members of one collective contribute tensors of different shapes");
+  const std::string& k = op.kind;
+  if (k == "allreduce") return std::vector<T>(static_cast<size_t>(n), reduce_all());
+  if (k == "broadcast") {
+    int64_t root = sem::int_attr(op, "root", b, 0);
+    return std::vector<T>(static_cast<size_t>(n), *ins[static_cast<size_t>(root)]);
+  }
+  if (k == "allgather") {
+    size_t dim = sem::norm_axis(sem::int_attr(op, "dim", b, 0), ins[0]->rank());
+    return std::vector<T>(static_cast<size_t>(n), detail::concat(ins, dim));
+  }
+  if (k == "reduce_scatter") {
+    size_t dim = sem::norm_axis(sem::int_attr(op, "dim", b, 0), ins[0]->rank());
+    T all = reduce_all();
+    std::vector<T> out;
+    for (int64_t i = 0; i < n; ++i) out.push_back(detail::chunk(all, dim, n, i));
+    return out;
+  }
+  if (k == "all_to_all") {
+    size_t sd = sem::norm_axis(sem::int_attr(op, "split_dim", b, 0), ins[0]->rank());
+    size_t cd = sem::norm_axis(sem::int_attr(op, "concat_dim", b, 0), ins[0]->rank());
+    std::vector<T> out;
+    for (int64_t j = 0; j < n; ++j) {
+      std::vector<T> parts;
+      for (int64_t i = 0; i < n; ++i) parts.push_back(detail::chunk(*ins[static_cast<size_t>(i)], sd, n, j));
+      std::vector<const T*> ptrs;
+      for (auto& p : parts) ptrs.push_back(&p);
+      out.push_back(detail::concat(ptrs, cd));
+    }
+    return out;
+  }
+  throw EvalError("no semantics for collective '" + k + "'");
+}
+
+// Runs a graph on one device. `inputs` maps input names to values; `on_value`
+// (optional) sees every value as it is defined.
+template <class D>
+std::map<std::string, Tensor<typename D::S>> run_graph(
+    D& d, const Graph& g, const Bindings& b, std::map<std::string, Tensor<typename D::S>> env,
+    const std::function<void(const std::string&, const Instr&, const Tensor<typename D::S>&)>& on_value = {}) {
+  using T = Tensor<typename D::S>;
+  for (const Instr& ins : flatten(g, b)) {
+    if (ins.kind == Instr::bind) {
+      std::vector<T> vals;
+      for (const auto& s : ins.src) vals.push_back(env.at(s));
+      for (size_t i = 0; i < ins.dst.size(); ++i) {
+        env[ins.dst[i]] = std::move(vals[i]);
+        if (on_value) on_value(ins.dst[i], ins, env[ins.dst[i]]);
+      }
+      continue;
+    }
+    Bindings lb = b;
+    for (const auto& [k, v] : ins.loop) lb[k] = v;
+    std::vector<const T*> in;
+    for (const auto& o : ins.op->operands) in.push_back(&env.at(o));
+    auto res = eval_local(d, *ins.op, in, lb);
+    for (size_t i = 0; i < res.size(); ++i) {
+      env[ins.op->results[i]] = std::move(res[i]);
+      if (on_value) on_value(ins.op->results[i], ins, env[ins.op->results[i]]);
+    }
+  }
+  return env;
+}
+
+// Runs every rank of a plan (or the ranks in `only`, which must be closed under
+// communication). `input(rank, program, name)` gives each program input;
+// `on_value(rank, program, name, instr, value)` sees every defined value.
+template <class D>
+class PlanRunner {
+ public:
+  using S = typename D::S;
+  using T = Tensor<S>;
+  using InputFn = std::function<T(int64_t, const Program&, const std::string&)>;
+  using ValueFn = std::function<void(int64_t, const Program&, const std::string&, const Instr&, const T&)>;
+
+  PlanRunner(const Plan& p, D& d) : p_(p), d_(d) {}
+
+  void run(const InputFn& input, const ValueFn& on_value) {
+    int64_t n = p_.mesh.num_ranks();
+    Bindings base = p_.dims;
+    for (const auto& a : p_.mesh.axes) base[a.name] = a.size;
+    std::map<std::string, std::vector<Instr>> code;
+    for (const auto& prog : p_.programs) code[prog.name] = flatten(prog.graph, base);
+    std::vector<State> st(static_cast<size_t>(n));
+    for (int64_t r = 0; r < n; ++r) {
+      State& s = st[static_cast<size_t>(r)];
+      s.prog = p_.program_of(r);
+      if (!s.prog) continue;
+      s.code = &code[s.prog->name];
+      s.b = p_.rank_bindings(r);
+      for (const auto& in : s.prog->graph.inputs) {
+        s.env[in] = input(r, *s.prog, in);
+        if (on_value) on_value(r, *s.prog, in, Instr{}, s.env[in]);
+      }
+    }
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (int64_t r = 0; r < n; ++r) progress |= advance(st, r, on_value);
+    }
+    for (int64_t r = 0; r < n; ++r) {
+      const State& s = st[static_cast<size_t>(r)];
+      if (s.prog && s.pc < s.code->size())
+        throw EvalError("rank " + p_.mesh.rank_str(r) + " is stuck at '" + (*s.code)[s.pc].op->label() + "' (deadlock)");
+    }
+    for (int64_t r = 0; r < n; ++r) finals_[r] = std::move(st[static_cast<size_t>(r)].env);
+  }
+
+  // Values of each rank after the run (the last instance of loop values).
+  const std::map<std::string, T>& env(int64_t rank) const { return finals_.at(rank); }
+
+ private:
+  struct State {
+    const Program* prog = nullptr;
+    const std::vector<Instr>* code = nullptr;
+    size_t pc = 0;
+    Bindings b;
+    std::map<std::string, T> env;
+    bool arrived = false;
+  };
+
+  Bindings bind(const State& s, const Instr& ins) const {
+    Bindings b = s.b;
+    for (const auto& [k, v] : ins.loop) b[k] = v;
+    return b;
+  }
+
+  std::vector<int64_t> group_of(int64_t rank, const Op& op) const {
+    if (const Attr* a = op.attr("axes"); a && std::holds_alternative<Strings>(*a))
+      return p_.mesh.group_along(rank, std::get<Strings>(*a));
+    for (const auto& g : std::get<Groups>(*op.attr("groups")))
+      if (std::find(g.begin(), g.end(), rank) != g.end()) return g;
+    throw EvalError("rank " + p_.mesh.rank_str(rank) + " is in no group of '" + op.label() + "'");
+  }
+
+  int64_t peer_of(int64_t rank, const Op& op, const Bindings& b) const {
+    Coord c = p_.mesh.coord_of(rank);
+    for (const auto& [axis, e] : std::get<Coords>(*op.attr("peer"))) c[*p_.mesh.axis_index(axis)] = e.eval(b);
+    return p_.mesh.rank_of(c);
+  }
+
+  void define(std::vector<State>& st, int64_t r, const std::string& name, T v, const Instr& ins, const ValueFn& on_value) {
+    State& s = st[static_cast<size_t>(r)];
+    s.env[name] = std::move(v);
+    if (on_value) on_value(r, *s.prog, name, ins, s.env[name]);
+  }
+
+  bool advance(std::vector<State>& st, int64_t r, const ValueFn& on_value) {
+    State& s = st[static_cast<size_t>(r)];
+    bool moved = false;
+    while (s.prog && s.pc < s.code->size()) {
+      const Instr& ins = (*s.code)[s.pc];
+      if (ins.kind == Instr::bind) {
+        std::vector<T> vals;
+        for (const auto& x : ins.src) vals.push_back(s.env.at(x));
+        for (size_t i = 0; i < ins.dst.size(); ++i) define(st, r, ins.dst[i], std::move(vals[i]), ins, on_value);
+        ++s.pc;
+        moved = true;
+        continue;
+      }
+      const Op& op = *ins.op;
+      Bindings b = bind(s, ins);
+      if (op.kind == "send") {
+        int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
+        mail_[{r, peer_of(r, op, b), tag}].push_back(s.env.at(op.operands[0]));
+      } else if (op.kind == "recv") {
+        int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
+        auto it = mail_.find({peer_of(r, op, b), r, tag});
+        if (it == mail_.end() || it->second.empty()) return moved;
+        T v = std::move(it->second.front());
+        it->second.pop_front();
+        define(st, r, op.results[0], std::move(v), ins, on_value);
+      } else if (op.attr("axes") || op.attr("groups")) {
+        if (s.arrived) return moved;
+        s.arrived = true;
+        auto g = group_of(r, op);
+        auto& w = waiting_[g];
+        w.push_back(r);
+        if (w.size() < g.size()) return moved;
+        std::vector<const T*> ops;
+        for (int64_t q : g) {
+          const State& m = st[static_cast<size_t>(q)];
+          const Op& mop = *(*m.code)[m.pc].op;
+          if (mop.kind != op.kind) throw EvalError("ranks of one group issue different collectives");
+          ops.push_back(&m.env.at(mop.operands[0]));
+        }
+        auto res = eval_collective(d_, op, ops, b);
+        waiting_.erase(g);
+        for (size_t i = 0; i < g.size(); ++i) {
+          State& m = st[static_cast<size_t>(g[i])];
+          const Instr& mi = (*m.code)[m.pc];
+          m.arrived = false;
+          ++m.pc;
+          define(st, g[i], mi.op->results[0], std::move(res[i]), mi, on_value);
+        }
+        moved = true;
+        continue;  // our pc already advanced with the group
+      } else {
+        std::vector<const T*> in;
+        for (const auto& o : op.operands) in.push_back(&s.env.at(o));
+        auto res = eval_local(d_, op, in, b);
+        for (size_t i = 0; i < res.size(); ++i) define(st, r, op.results[i], std::move(res[i]), ins, on_value);
+      }
+      ++s.pc;
+      moved = true;
+    }
+    return moved;
+  }
+
+  const Plan& p_;
+  D& d_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<T>> mail_;
+  std::map<std::vector<int64_t>, std::vector<int64_t>> waiting_;
+  std::map<int64_t, std::map<std::string, T>> finals_;
+};
+
+}  // namespace parity::ir
