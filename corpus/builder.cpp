@@ -174,8 +174,8 @@ PlanBuilder& PlanBuilder::replica(const std::string& program, const std::string&
 PlanBuilder& PlanBuilder::partial(const std::string& program, const std::string& value,
                                   const std::string& spec_value,
                                   const std::vector<std::string>& axes, const Region& region) {
-  p_.placements.push_back(ir::Placement{program, value, spec_value, ir::PlacementKind::partial,
-                                        ranges(region), axes});
+  p_.placements.push_back(
+      ir::Placement{program, value, spec_value, ir::PlacementKind::partial, ranges(region), axes});
   return *this;
 }
 

@@ -36,12 +36,12 @@ using Shape = std::vector<std::string>;  // one dim expression per dim
 // groups go through the helpers below.
 struct AttrValue {
   ir::Attr value;
-  AttrValue(int v) : value(ir::DimExpr(int64_t{v})) {}      // NOLINT: literals read naturally
-  AttrValue(int64_t v) : value(ir::DimExpr(v)) {}           // NOLINT
-  AttrValue(double v) : value(v) {}                         // NOLINT
-  AttrValue(const char* v) : value(std::string(v)) {}       // NOLINT
-  AttrValue(std::string v) : value(std::move(v)) {}         // NOLINT
-  AttrValue(ir::Attr v) : value(std::move(v)) {}            // NOLINT
+  AttrValue(int v) : value(ir::DimExpr(int64_t{v})) {}  // NOLINT: literals read naturally
+  AttrValue(int64_t v) : value(ir::DimExpr(v)) {}       // NOLINT
+  AttrValue(double v) : value(v) {}                     // NOLINT
+  AttrValue(const char* v) : value(std::string(v)) {}   // NOLINT
+  AttrValue(std::string v) : value(std::move(v)) {}     // NOLINT
+  AttrValue(ir::Attr v) : value(std::move(v)) {}        // NOLINT
 };
 using Attrs = std::vector<std::pair<std::string, AttrValue>>;
 

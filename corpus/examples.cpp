@@ -125,21 +125,19 @@ ir::Case pipeline_pp2() {
   auto x = s0.input("x", f32, {"B", "H"});
   auto w1 = s0.input("w1", f32, {"H", "F"});
   auto zero1 = s0.let("dw1_init", "fill", {}, {{"value", 0.0}, {"shape", ints({"H", "F"})}});
-  auto dw1 = s0.loop(
-      "M", "mb", {zero1},
-      [&](GraphBuilder& b) {
-        auto acc = b.input("dw1_acc", f32, {"H", "F"});
-        auto xs = b.let("xs", "slice", {x},
-                        {{"dim", 0}, {"offset", expr(mb_rows)}, {"size", expr("B/M")}});
-        auto h = b.let("h", "matmul", {xs, w1});
-        auto a = b.let("a", "silu", {h});
-        b.op_n("send", {a}, fwd_next, {});
-        auto da = b.let("da", "recv", {}, recv(bwd_next, {"B/M", "F"}));
-        auto dh = b.let("dh", "silu_grad", {h, da});
-        auto g1 = b.let("dw1_mb", "matmul", {xs, dh}, {{"transpose_a", 1}});
-        b.output(b.let("dw1_next", "add", {acc, g1}));
-      },
-      {"dw1"})[0];
+  auto stage0_step = [&](GraphBuilder& b) {
+    auto acc = b.input("dw1_acc", f32, {"H", "F"});
+    auto xs =
+        b.let("xs", "slice", {x}, {{"dim", 0}, {"offset", expr(mb_rows)}, {"size", expr("B/M")}});
+    auto h = b.let("h", "matmul", {xs, w1});
+    auto a = b.let("a", "silu", {h});
+    b.op_n("send", {a}, fwd_next, {});
+    auto da = b.let("da", "recv", {}, recv(bwd_next, {"B/M", "F"}));
+    auto dh = b.let("dh", "silu_grad", {h, da});
+    auto g1 = b.let("dw1_mb", "matmul", {xs, dh}, {{"transpose_a", 1}});
+    b.output(b.let("dw1_next", "add", {acc, g1}));
+  };
+  auto dw1 = s0.loop("M", "mb", {zero1}, stage0_step, {"dw1"})[0];
   sgd(s0, w1, dw1, "w1n");
   s0.output(dw1);
   s0.output("w1n");
@@ -151,28 +149,26 @@ ir::Case pipeline_pp2() {
   auto y = s1.input("y", f32, {"B", "H"});
   auto zero_l = s1.let("loss_init", "fill", {}, {{"value", 0.0}, {"shape", ints({})}});
   auto zero2 = s1.let("dw2_init", "fill", {}, {{"value", 0.0}, {"shape", ints({"F", "H"})}});
-  auto res = s1.loop(
-      "M", "mb", {zero_l, zero2},
-      [&](GraphBuilder& b) {
-        auto lacc = b.input("loss_acc", f32, {});
-        auto acc = b.input("dw2_acc", f32, {"F", "H"});
-        auto a = b.let("a1", "recv", {}, recv(fwd_prev, {"B/M", "F"}));
-        auto o = b.let("o", "matmul", {a, w2});
-        auto ys = b.let("ys", "slice", {y},
-                        {{"dim", 0}, {"offset", expr(mb_rows)}, {"size", expr("B/M")}});
-        auto d = b.let("d", "sub", {o, ys});
-        auto sq = b.let("sq", "square", {d});
-        auto ss = b.let("ss", "reduce_sum", {sq}, {{"dims", ints({"0", "1"})}});
-        // The spec divides by the global batch B, not by B/M.
-        auto l = b.let("loss_mb", "scale", {ss}, {{"factor", kInvB}});
-        auto dout = b.let("do", "scale", {d}, {{"factor", kTwoOverB}});
-        auto g2 = b.let("dw2_mb", "matmul", {a, dout}, {{"transpose_a", 1}});
-        auto da = b.let("da1", "matmul", {dout, w2}, {{"transpose_b", 1}});
-        b.op_n("send", {da}, bwd_prev, {});
-        b.output(b.let("loss_next", "add", {lacc, l}));
-        b.output(b.let("dw2_next", "add", {acc, g2}));
-      },
-      {"loss", "dw2"});
+  auto stage1_step = [&](GraphBuilder& b) {
+    auto lacc = b.input("loss_acc", f32, {});
+    auto acc = b.input("dw2_acc", f32, {"F", "H"});
+    auto a = b.let("a1", "recv", {}, recv(fwd_prev, {"B/M", "F"}));
+    auto o = b.let("o", "matmul", {a, w2});
+    auto ys =
+        b.let("ys", "slice", {y}, {{"dim", 0}, {"offset", expr(mb_rows)}, {"size", expr("B/M")}});
+    auto d = b.let("d", "sub", {o, ys});
+    auto sq = b.let("sq", "square", {d});
+    auto ss = b.let("ss", "reduce_sum", {sq}, {{"dims", ints({"0", "1"})}});
+    // The spec divides by the global batch B, not by B/M.
+    auto l = b.let("loss_mb", "scale", {ss}, {{"factor", kInvB}});
+    auto dout = b.let("do", "scale", {d}, {{"factor", kTwoOverB}});
+    auto g2 = b.let("dw2_mb", "matmul", {a, dout}, {{"transpose_a", 1}});
+    auto da = b.let("da1", "matmul", {dout, w2}, {{"transpose_b", 1}});
+    b.op_n("send", {da}, bwd_prev, {});
+    b.output(b.let("loss_next", "add", {lacc, l}));
+    b.output(b.let("dw2_next", "add", {acc, g2}));
+  };
+  auto res = s1.loop("M", "mb", {zero_l, zero2}, stage1_step, {"loss", "dw2"});
   sgd(s1, w2, res[1], "w2n");
   s1.output("loss");
   s1.output("dw2");
@@ -181,7 +177,9 @@ ir::Case pipeline_pp2() {
   p.replica("stage0", x, "x").replica("stage0", w1, "w1");
   p.replica("stage1", w2, "w2").replica("stage1", y, "y");
   p.replica("stage0", "dw1", "dw1").replica("stage0", "w1n", "w1n");
-  p.replica("stage1", "loss", "loss").replica("stage1", "dw2", "dw2").replica("stage1", "w2n", "w2n");
+  p.replica("stage1", "loss", "loss")
+      .replica("stage1", "dw2", "dw2")
+      .replica("stage1", "w2n", "w2n");
   return ir::Case{mlp_spec(), p.build()};
 }
 

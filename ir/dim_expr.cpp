@@ -15,16 +15,22 @@ DimExpr DimExpr::sym(const std::string& name) {
 DimExpr DimExpr::binary(Kind k, const DimExpr& a, const DimExpr& b) {
   // Fold constants so printed shapes stay readable (`2*4` prints `8`).
   if (a.is_const() && b.is_const()) {
-    int64_t x = a.const_value(), y = b.const_value();
+    int64_t x = a.const_value(), y = b.const_value(), r;
     switch (k) {
-      case Kind::Add: return DimExpr(x + y);
-      case Kind::Sub: return DimExpr(x - y);
-      case Kind::Mul: return DimExpr(x * y);
+      case Kind::Add:
+        if (!__builtin_add_overflow(x, y, &r)) return DimExpr(r);
+        break;
+      case Kind::Sub:
+        if (!__builtin_sub_overflow(x, y, &r)) return DimExpr(r);
+        break;
+      case Kind::Mul:
+        if (!__builtin_mul_overflow(x, y, &r)) return DimExpr(r);
+        break;
       case Kind::Div:
-        if (y != 0 && x % y == 0) return DimExpr(x / y);
+        if (y != 0 && !(x == INT64_MIN && y == -1) && x % y == 0) return DimExpr(x / y);
         break;
       case Kind::Mod:
-        if (y != 0) return DimExpr(x % y);
+        if (y != 0 && !(x == INT64_MIN && y == -1)) return DimExpr(x % y);
         break;
       default: break;
     }
@@ -58,6 +64,7 @@ bool DimExpr::try_eval(const Bindings& b, int64_t& out) const {
     case Kind::Neg: {
       int64_t v;
       if (!DimExpr(n.lhs).try_eval(b, v)) return false;
+      if (v == INT64_MIN) return false;
       out = -v;
       return true;
     }
@@ -66,16 +73,17 @@ bool DimExpr::try_eval(const Bindings& b, int64_t& out) const {
   int64_t x, y;
   if (!DimExpr(n.lhs).try_eval(b, x) || !DimExpr(n.rhs).try_eval(b, y)) return false;
   switch (n.kind) {
-    case Kind::Add: out = x + y; return true;
-    case Kind::Sub: out = x - y; return true;
-    case Kind::Mul: out = x * y; return true;
+    case Kind::Add: return !__builtin_add_overflow(x, y, &out);
+    case Kind::Sub: return !__builtin_sub_overflow(x, y, &out);
+    case Kind::Mul: return !__builtin_mul_overflow(x, y, &out);
     case Kind::Div:
-      if (y == 0 || x % y != 0) return false;
+      if (y == 0 || (x == INT64_MIN && y == -1) || x % y != 0) return false;
       out = x / y;
       return true;
     case Kind::Mod:
-      if (y == 0) return false;
-      out = ((x % y) + y) % y;
+      if (y == 0 || (x == INT64_MIN && y == -1)) return false;
+      out = x % y;
+      if (out < 0) out += y < 0 ? -y : y;
       return true;
     default: return false;
   }
@@ -89,7 +97,7 @@ int64_t DimExpr::eval(const Bindings& b) const {
   symbols(syms);
   for (const auto& s : syms)
     if (!b.count(s)) throw InvalidInput("dim expression '" + str() + "': symbol '" + s + "' is not bound");
-  throw InvalidInput("dim expression '" + str() + "': division is not exact (or by zero) under the bindings");
+  throw InvalidInput("dim expression '" + str() + "': inexact division, division by zero or overflow under the bindings");
 }
 
 void DimExpr::symbols(std::set<std::string>& out) const {
@@ -123,8 +131,9 @@ std::string DimExpr::str() const {
   std::string ls = l.str(), rs = r.str();
   if (prec(l.kind()) < prec(n.kind)) ls = "(" + ls + ")";
   // Right operand of a non-commutative or equal-precedence op needs parentheses.
-  if (prec(r.kind()) < prec(n.kind) || (prec(r.kind()) == prec(n.kind) && n.kind != Kind::Add && n.kind != Kind::Mul))
-    rs = "(" + rs + ")";
+  // A right operand of equal precedence keeps its parentheses: `a*(b/c)` and
+  // `a*b/c` differ under exact division, and printing must round-trip exactly.
+  if (prec(r.kind()) <= prec(n.kind)) rs = "(" + rs + ")";
   const char* op = n.kind == Kind::Add ? "+" : n.kind == Kind::Sub ? "-" : n.kind == Kind::Mul ? "*" : n.kind == Kind::Div ? "/" : "%";
   return ls + op + rs;
 }

@@ -45,6 +45,7 @@ std::vector<Instr> flatten(const Graph& g, const Bindings& b) {
   std::vector<Instr> out;
   Bindings loop;
   unroll(g, b, loop, "", out);
+  for (size_t i = 0; i < out.size(); ++i) out[i].seq = i;
   return out;
 }
 

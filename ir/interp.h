@@ -19,6 +19,7 @@ struct Instr {
   std::vector<std::string> dst, src;   // bind: dst[i] = src[i], simultaneously
   Bindings loop;                       // `$var` -> iteration index
   std::string iter;                    // "mb=1,layer=0", for messages
+  size_t seq = 0;                      // position in the unrolled program: a clock shared by ranks
 };
 
 // Unrolls `g`; loop counts are evaluated under `b`.

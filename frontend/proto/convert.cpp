@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <limits>
-#include <set>
 #include <type_traits>
 #include <utility>
 

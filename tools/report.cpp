@@ -1,0 +1,79 @@
+#include "tools/report.h"
+
+#include <fmt/format.h>
+
+namespace parity::cli {
+
+namespace {
+std::string idx(const std::vector<int64_t>& i) {
+  std::string s = "[";
+  for (size_t k = 0; k < i.size(); ++k) s += (k ? "," : "") + std::to_string(i[k]);
+  return s + "]";
+}
+}  // namespace
+
+std::string verdict_text(const verify::Verdict& v, const std::string& label, const ir::Case& c) {
+  std::string s;
+  const char* name = verify::verdict_name(v.kind);
+  if (v.kind == verify::VerdictKind::invalid) {
+    for (const auto& d : v.diags) s += fmt::format("INVALID: {}\n", d.str());
+    if (v.diags.empty()) s += fmt::format("INVALID: {}: {}\n", label, v.reason);
+    return s;
+  }
+  s += fmt::format("{}  {}: {} ranks, {} obligations ({} unique): {} by canonical form, {} by expansion, {} by {}",
+                   name, label, c.plan.mesh.num_ranks(), v.obligations, v.unique, v.by_hash, v.by_expansion, v.by_smt,
+                   v.solver);
+  if (v.failed) s += fmt::format(", {} failed", v.failed);
+  if (v.unknown) s += fmt::format(", {} unknown", v.unknown);
+  s += fmt::format("; {:.2f} s\n", v.seconds);
+  if (v.kind == verify::VerdictKind::unknown) s += fmt::format("  reason: {}\n", v.reason);
+  if (v.cex) {
+    const auto& x = *v.cex;
+    s += fmt::format("  diverges at  {}.{}{} on rank {}{}, defined by `{}`\n", x.program, x.value, idx(x.plan_index),
+                     x.rank, x.iter.empty() ? "" : " (" + x.iter + ")", x.op);
+    s += fmt::format("  spec element {}{}\n", x.spec_value, idx(x.spec_index));
+    s += fmt::format("  spec = {}\n  plan = {}\n", x.spec_expr, x.plan_expr);
+    s += fmt::format("  witness ({}): spec {:.9g}, plan {:.9g}\n", x.found_by, x.spec_num, x.plan_num);
+    for (const auto& [n, val] : x.inputs) s += fmt::format("    {} = {:.6g}\n", n, val);
+  }
+  if (v.failed || v.unknown) {
+    for (const auto& p : v.placements)
+      if (p.failed || p.unknown)
+        s += fmt::format("  {}: {} of {} fail, {} unknown\n", p.label, p.failed, p.obligations, p.unknown);
+  }
+  return s;
+}
+
+nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) {
+  nlohmann::json j;
+  j["schema"] = "parity-verdict";
+  j["version"] = kReportSchemaVersion;
+  j["input"] = label;
+  j["verdict"] = verify::verdict_name(v.kind);
+  j["exit_code"] = verify::verdict_exit_code(v.kind);
+  j["seconds"] = v.seconds;
+  j["solver"] = v.solver;
+  j["reason"] = v.reason;
+  j["obligations"] = {{"total", v.obligations}, {"unique", v.unique}, {"by_canonical_form", v.by_hash},
+                      {"by_expansion", v.by_expansion}, {"by_smt", v.by_smt}, {"failed", v.failed},
+                      {"unknown", v.unknown}};
+  j["diagnostics"] = nlohmann::json::array();
+  for (const auto& d : v.diags)
+    j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});
+  j["placements"] = nlohmann::json::array();
+  for (const auto& p : v.placements)
+    j["placements"].push_back({{"placement", p.label}, {"obligations", p.obligations}, {"proved", p.proved},
+                               {"failed", p.failed}, {"unknown", p.unknown}});
+  if (v.cex) {
+    const auto& x = *v.cex;
+    nlohmann::json in = nlohmann::json::object();
+    for (const auto& [n, val] : x.inputs) in[n] = val;
+    j["counterexample"] = {{"program", x.program}, {"value", x.value}, {"plan_index", x.plan_index},
+                           {"spec_value", x.spec_value}, {"spec_index", x.spec_index}, {"rank", x.rank},
+                           {"iteration", x.iter}, {"op", x.op}, {"spec_expr", x.spec_expr}, {"plan_expr", x.plan_expr},
+                           {"spec_num", x.spec_num}, {"plan_num", x.plan_num}, {"inputs", in}, {"found_by", x.found_by}};
+  }
+  return j;
+}
+
+}  // namespace parity::cli

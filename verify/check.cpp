@@ -1,0 +1,543 @@
+#include "verify/check.h"
+
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <random>
+#include <set>
+
+#include "ir/interp.h"
+#include "ir/num_domain.h"
+#include "ir/validate.h"
+#include "verify/smt.h"
+#include "verify/term.h"
+
+namespace parity::verify {
+
+const char* verdict_name(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::verified: return "VERIFIED";
+    case VerdictKind::mismatch: return "MISMATCH";
+    case VerdictKind::unknown: return "UNKNOWN";
+    case VerdictKind::invalid: return "INVALID";
+  }
+  return "?";
+}
+
+int verdict_exit_code(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::verified: return 0;
+    case VerdictKind::mismatch: return 1;
+    case VerdictKind::invalid: return 2;
+    case VerdictKind::unknown: return 3;
+  }
+  return 3;
+}
+
+namespace {
+
+using ir::Tensor;
+
+template <class S>
+Tensor<S> extract(const Tensor<S>& t, const std::vector<int64_t>& off, const std::vector<int64_t>& size) {
+  Tensor<S> out;
+  out.shape = size;
+  int64_t n = ir::sem::num_el(size);
+  out.data.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    auto idx = out.index_of(i);
+    for (size_t k = 0; k < idx.size(); ++k) idx[k] += off[k];
+    out.data.push_back(t.data[static_cast<size_t>(t.flat(idx))]);
+  }
+  return out;
+}
+
+std::string idx_str(const std::vector<int64_t>& idx) {
+  std::string s = "[";
+  for (size_t i = 0; i < idx.size(); ++i) s += (i ? "," : "") + std::to_string(idx[i]);
+  return s + "]";
+}
+
+// Concrete values differ beyond floating-point noise.
+bool differs(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return false;  // inconclusive at this point
+  return std::fabs(a - b) > 1e-6 * (1.0 + std::fabs(a) + std::fabs(b));
+}
+
+// One recorded instance of a placed plan value on one rank (one loop iteration).
+template <class S>
+struct Instance {
+  size_t placement;
+  int64_t rank;
+  std::string iter;
+  ir::Bindings b;  // rank bindings + loop indices
+  std::string op;  // the op that defined the value
+  size_t seq;      // program position: orders instances so the first failure is the earliest
+  Tensor<S> value;
+};
+
+struct Setup {
+  const ir::Case& c;
+  ir::Bindings dims;  // spec dims (plan dims agree)
+  std::map<std::string, std::vector<int64_t>> spec_shapes;
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> placements_of;  // (program, value) -> placements
+};
+
+// Ranges of integer inputs: ids index an embedding table, labels a vocabulary.
+std::map<std::string, int64_t> id_ranges(const ir::Spec& s, const ir::TypeMap& types, const ir::Bindings& b) {
+  std::map<std::string, int64_t> r;
+  auto dim = [&](const std::string& v, size_t k) -> int64_t {
+    auto it = types.find(v);
+    if (it == types.end() || it->second.rank() <= k) return 0;
+    return it->second.shape[k].eval(b);
+  };
+  std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
+    for (const auto& op : g.ops) {
+      for (const auto& reg : op.regions) walk(reg);
+      if (op.kind == "embedding") r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 0));
+      if (op.kind == "cross_entropy" || op.kind == "cross_entropy_grad" || op.kind == "pick")
+        r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 1));
+      if (op.kind == "embedding_grad") {
+        auto v = std::get<ir::DimExpr>(*op.attr("vocab")).eval(b);
+        r[op.operands[0]] = std::max(r[op.operands[0]], v);
+      }
+    }
+  };
+  walk(s.graph);
+  return r;
+}
+
+template <class S, class D>
+std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::string, Tensor<S>>& spec_inputs) {
+  const ir::Plan& p = st.c.plan;
+  std::vector<Instance<S>> out;
+  ir::PlanRunner<D> runner(p, dom);
+  auto region_of = [&](const ir::Placement& pl, const ir::Bindings& b, const std::vector<int64_t>& shape,
+                       std::vector<int64_t>& off, std::vector<int64_t>& size) {
+    off.assign(shape.size(), 0);
+    size = shape;
+    for (size_t k = 0; k < pl.region.size(); ++k) {
+      off[k] = pl.region[k].offset.eval(b);
+      size[k] = pl.region[k].size.eval(b);
+    }
+  };
+  runner.run(
+      [&](int64_t rank, const ir::Program& prog, const std::string& name) -> Tensor<S> {
+        auto it = st.placements_of.find({prog.name, name});
+        for (size_t idx : it->second) {
+          const ir::Placement& pl = p.placements[idx];
+          if (pl.kind != ir::PlacementKind::region) continue;
+          ir::Bindings b = p.rank_bindings(rank);
+          for (const auto& [k, v] : st.dims) b.emplace(k, v);
+          std::vector<int64_t> off, size;
+          region_of(pl, b, st.spec_shapes.at(pl.spec_value), off, size);
+          auto si = spec_inputs.find(pl.spec_value);
+          if (si == spec_inputs.end())
+            throw ir::InvalidInput(ir::Diag{"", prog.name, "", p.mesh.rank_str(rank),
+                                            "input '" + name + "' is placed on spec value '" + pl.spec_value + "', which is not a spec input"});
+          return extract(si->second, off, size);
+        }
+        throw ir::InvalidInput(ir::Diag{"", prog.name, "", p.mesh.rank_str(rank),
+                                        "input '" + name + "' has only partial placements; inputs need a region placement"});
+      },
+      [&](int64_t rank, const ir::Program& prog, const std::string& name, const ir::Instr& ins, const Tensor<S>& v) {
+        auto it = st.placements_of.find({prog.name, name});
+        if (it == st.placements_of.end()) return;
+        ir::Bindings b = p.rank_bindings(rank);
+        for (const auto& [k, x] : st.dims) b.emplace(k, x);
+        for (const auto& [k, x] : ins.loop) b[k] = x;
+        std::string op = ins.op ? ins.op->label() : (ins.kind == ir::Instr::bind ? "loop result" : "program input");
+        for (size_t idx : it->second) out.push_back(Instance<S>{idx, rank, ins.iter, b, op, ins.seq, v});
+      });
+  // Earliest program position first, then rank: deterministic and causal.
+  std::stable_sort(out.begin(), out.end(), [](const Instance<S>& a, const Instance<S>& b) {
+    return a.seq != b.seq ? a.seq < b.seq : a.rank < b.rank;
+  });
+  return out;
+}
+
+// An obligation: spec element == plan element (a sum over ranks for partials).
+struct Obl {
+  size_t instance;  // first instance of its group (for location)
+  std::vector<size_t> members;
+  size_t placement;
+  int64_t elem;  // flat index in the plan value
+  std::vector<int64_t> spec_index;
+  TermId spec_t, plan_t;
+};
+
+class Checker {
+ public:
+  Checker(const ir::Case& c, const std::string& file, const VerifyOptions& opt) : c_(c), file_(file), opt_(opt) {}
+
+  Verdict run() {
+    auto t0 = std::chrono::steady_clock::now();
+    Verdict v = run_inner();
+    v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    v.solver = opt_.solver;
+    return v;
+  }
+
+ private:
+  Verdict invalid(const std::string& msg) {
+    Verdict v;
+    v.kind = VerdictKind::invalid;
+    v.diags.push_back(ir::Diag{file_, "", "", "", msg});
+    v.reason = msg;
+    return v;
+  }
+
+  Verdict run_inner() {
+    ir::DiagList d = ir::validate_case(c_, file_);
+    if (!d.empty()) {
+      Verdict v;
+      v.kind = VerdictKind::invalid;
+      v.diags = d.items;
+      v.reason = d.items[0].str();
+      return v;
+    }
+    if (!c_.spec) return invalid("verify needs a spec: give CASE with a spec, or SPEC PLAN");
+    if (c_.plan.programs.empty()) return invalid("verify needs a plan");
+    const ir::Spec& spec = *c_.spec;
+    for (const auto& [k, val] : c_.plan.dims)
+      if (auto it = spec.dims.find(k); it != spec.dims.end() && it->second != val)
+        return invalid("dim " + k + " is " + std::to_string(it->second) + " in the spec but " + std::to_string(val) + " in the plan");
+
+    Setup st{c_, spec.dims, {}, {}};
+    for (const auto& [k, val] : c_.plan.dims) st.dims.emplace(k, val);
+    ir::DiagList sd;
+    ir::TypeMap stypes;
+    ir::validate_spec(spec, file_, sd, &stypes);
+    for (const auto& [name, t] : stypes) st.spec_shapes[name] = ir::concrete_shape(t, st.dims);
+    for (size_t i = 0; i < c_.plan.placements.size(); ++i)
+      st.placements_of[{c_.plan.placements[i].program, c_.plan.placements[i].value}].push_back(i);
+
+    // Spec inputs as variables.
+    auto ranges = id_ranges(spec, stypes, st.dims);
+    TermTable tt;
+    TermDomain td{tt};
+    std::map<std::string, Tensor<TermId>> sym_in;
+    for (const auto& in : spec.graph.inputs) {
+      const ir::TensorType& ty = stypes.at(in);
+      Tensor<TermId> t;
+      t.shape = st.spec_shapes.at(in);
+      for (int64_t i = 0; i < ir::sem::num_el(t.shape); ++i) {
+        std::string nm = in + (t.shape.empty() ? "" : idx_str(t.index_of(i)));
+        if (ty.dtype == ir::DType::i64) t.data.push_back(tt.int_var(nm, 0, ranges.count(in) ? std::max<int64_t>(ranges[in], 1) : 16));
+        else if (ty.dtype == ir::DType::i1) t.data.push_back(tt.bool_var(nm));
+        else t.data.push_back(tt.var(nm));
+      }
+      sym_in[in] = std::move(t);
+    }
+    nvars_ = tt.vars().size();
+    for (const auto& [name, role] : spec.roles)
+      if (role == ir::Role::opt_state) is_state_.insert(name);
+
+    // Concrete screening points.
+    std::mt19937_64 rng(opt_.seed);
+    std::vector<std::vector<double>> points;
+    for (int k = 0; k < opt_.random_points; ++k) points.push_back(random_point(tt, rng));
+
+    // Symbolic runs.
+    std::map<std::string, Tensor<TermId>> sym_spec;
+    std::vector<Instance<TermId>> sym_inst;
+    try {
+      sym_spec = ir::run_graph(td, spec.graph, st.dims, sym_in);
+      sym_inst = run_plan<TermId>(st, td, sym_in);
+    } catch (const Overflow& e) {
+      Verdict v;
+      v.kind = VerdictKind::unknown;
+      v.reason = e.what();
+      return v;
+    } catch (const ir::EvalError& e) {
+      return invalid(std::string("plan cannot run: ") + e.what());
+    }
+
+    // Obligations.
+    std::vector<Obl> obls = build_obligations(st, sym_inst, sym_spec, tt);
+    if (!coverage_error_.empty()) return invalid(coverage_error_);
+
+    // Numeric runs at each point: the same obligations, concretely.
+    std::vector<std::vector<std::pair<double, double>>> num;  // [point][obligation] -> (spec, plan)
+    for (const auto& pt : points) num.push_back(eval_numeric<double>(st, tt, sym_in, pt, obls));
+
+    Verdict v;
+    v.obligations = obls.size();
+    std::map<size_t, PlacementStats> stats;
+    std::map<std::pair<TermId, TermId>, int> cache;  // 0 proved, 1 failed, 2 unknown
+    std::vector<std::unique_ptr<SmtBackend>> solvers;
+    if (opt_.solver == "z3" || opt_.solver == "both") solvers.push_back(make_z3());
+    if (opt_.solver == "cvc5" || opt_.solver == "both") solvers.push_back(make_cvc5());
+    if (solvers.empty()) return invalid("unknown solver '" + opt_.solver + "' (z3, cvc5, both)");
+
+    for (size_t i = 0; i < obls.size(); ++i) {
+      const Obl& o = obls[i];
+      PlacementStats& ps = stats[o.placement];
+      ++ps.obligations;
+      auto key = std::make_pair(o.spec_t, o.plan_t);
+      int status;
+      if (auto it = cache.find(key); it != cache.end()) {
+        status = it->second;
+      } else {
+        ++v.unique;
+        status = decide(v, tt, st, sym_in, obls, num, points, i, solvers);
+        cache[key] = status;
+      }
+      if (status == 0) ++ps.proved;
+      else if (status == 1) ++ps.failed, ++v.failed;
+      else ++ps.unknown, ++v.unknown;
+    }
+    for (auto& [idx, s] : stats) {
+      const ir::Placement& pl = c_.plan.placements[idx];
+      s.label = pl.program + "." + pl.value + " -> " + pl.spec_value;
+      v.placements.push_back(s);
+    }
+    if (v.failed) v.kind = VerdictKind::mismatch;
+    else if (v.unknown) v.kind = VerdictKind::unknown;
+    else v.kind = VerdictKind::verified;
+    if (v.kind == VerdictKind::mismatch && !v.cex) {
+      v.kind = VerdictKind::unknown;  // never show a mismatch we could not reproduce
+      v.reason = "a refutation could not be reproduced concretely";
+    }
+    if (v.kind == VerdictKind::unknown && v.reason.empty()) v.reason = unknown_reason_;
+    return v;
+  }
+
+  std::vector<double> random_point(const TermTable& tt, std::mt19937_64& rng) {
+    std::vector<double> p;
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (const auto& vi : tt.vars()) {
+      if (vi.integer) p.push_back(static_cast<double>(std::uniform_int_distribution<int64_t>(vi.lo, vi.hi - 1)(rng)));
+      else p.push_back(u(rng));
+    }
+    // Optimizer second moments must be nonnegative for sqrt: inputs named as
+    // optimizer state get |x|.
+    for (size_t k = 0; k < tt.vars().size(); ++k)
+      if (is_state_.count(tt.vars()[k].name.substr(0, tt.vars()[k].name.find('[')))) p[k] = std::fabs(p[k]);
+    return p;
+  }
+
+  std::vector<Obl> build_obligations(const Setup& st, const std::vector<Instance<TermId>>& inst,
+                                     const std::map<std::string, Tensor<TermId>>& spec_env, TermTable& tt) {
+    std::vector<Obl> out;
+    const ir::Plan& p = c_.plan;
+    std::map<std::string, std::vector<bool>> covered;
+    for (const auto& o : c_.spec->graph.outputs) covered[o].assign(static_cast<size_t>(ir::sem::num_el(st.spec_shapes.at(o))), false);
+    // Partial placements: group the instances that sum together.
+    std::map<std::tuple<size_t, std::string, std::vector<int64_t>>, std::vector<size_t>> partial_groups;
+    for (size_t i = 0; i < inst.size(); ++i) {
+      const ir::Placement& pl = p.placements[inst[i].placement];
+      if (pl.kind == ir::PlacementKind::region) continue;
+      ir::Coord c = p.mesh.coord_of(inst[i].rank);
+      for (const auto& a : pl.axes) c[*p.mesh.axis_index(a)] = -1;
+      partial_groups[{inst[i].placement, inst[i].iter, c}].push_back(i);
+    }
+    // Obligations in execution order: the first failure is the earliest divergence.
+    std::vector<std::vector<size_t>> ordered;
+    std::map<std::tuple<size_t, std::string, std::vector<int64_t>>, bool> emitted;
+    for (size_t i = 0; i < inst.size(); ++i) {
+      const ir::Placement& pl = p.placements[inst[i].placement];
+      if (pl.kind == ir::PlacementKind::region) {
+        ordered.push_back({i});
+        continue;
+      }
+      ir::Coord c = p.mesh.coord_of(inst[i].rank);
+      for (const auto& a : pl.axes) c[*p.mesh.axis_index(a)] = -1;
+      auto key = std::make_tuple(inst[i].placement, inst[i].iter, c);
+      if (emitted[key]) continue;
+      emitted[key] = true;
+      ordered.push_back(partial_groups[key]);
+    }
+    for (const auto& members : ordered) {
+      const Instance<TermId>& first = inst[members[0]];
+      const ir::Placement& pl = p.placements[first.placement];
+      auto se = spec_env.find(pl.spec_value);
+      if (se == spec_env.end()) continue;  // validated: cannot happen
+      const Tensor<TermId>& sv = se->second;
+      std::vector<int64_t> off(sv.rank(), 0);
+      for (size_t k = 0; k < pl.region.size(); ++k) off[k] = pl.region[k].offset.eval(first.b);
+      auto cov = covered.find(pl.spec_value);
+      for (int64_t e = 0; e < first.value.size(); ++e) {
+        auto idx = first.value.index_of(e);
+        for (size_t k = 0; k < idx.size(); ++k) idx[k] += off[k];
+        TermId pt;
+        if (members.size() == 1 && pl.kind == ir::PlacementKind::region) {
+          pt = first.value.data[static_cast<size_t>(e)];
+        } else {
+          std::vector<TermId> parts;
+          for (size_t m : members) parts.push_back(inst[m].value.data[static_cast<size_t>(e)]);
+          pt = tt.sum(parts);
+        }
+        int64_t sflat = sv.flat(idx);
+        if (cov != covered.end()) cov->second[static_cast<size_t>(sflat)] = true;
+        out.push_back(Obl{members[0], members, first.placement, e, idx, sv.data[static_cast<size_t>(sflat)], pt});
+      }
+    }
+    instances_ = inst.size();
+    for (const auto& [name, bits] : covered)
+      for (size_t k = 0; k < bits.size(); ++k)
+        if (!bits[k]) {
+          Tensor<TermId> shape_only;
+          shape_only.shape = st.spec_shapes.at(name);
+          coverage_error_ = "spec output '" + name + "' element " + idx_str(shape_only.index_of(static_cast<int64_t>(k))) +
+                            " is produced by no plan value (placements do not cover it)";
+          return out;
+        }
+    sym_instances_ = &inst;
+    return out;
+  }
+
+  // Runs spec and plan concretely at `pt` and returns (spec, plan) per obligation.
+  template <class F>
+  std::vector<std::pair<double, double>> eval_numeric(const Setup& st, const TermTable& tt,
+                                                      const std::map<std::string, Tensor<TermId>>& sym_in,
+                                                      const std::vector<double>& pt, const std::vector<Obl>& obls) {
+    ir::NumDomain<F> nd;
+    std::map<std::string, Tensor<F>> in;
+    for (const auto& [name, t] : sym_in) {
+      Tensor<F> x;
+      x.shape = t.shape;
+      for (TermId id : t.data) x.data.push_back(static_cast<F>(pt[static_cast<size_t>(tt.node(id).aux)]));
+      in[name] = std::move(x);
+    }
+    auto spec_env = ir::run_graph(nd, c_.spec->graph, st.dims, in);
+    auto inst = run_plan<F>(st, nd, in);
+    std::vector<std::pair<double, double>> out;
+    out.reserve(obls.size());
+    for (const auto& o : obls) {
+      const ir::Placement& pl = c_.plan.placements[o.placement];
+      const Tensor<F>& sv = spec_env.at(pl.spec_value);
+      F plan = 0;
+      for (size_t m : o.members) plan += inst.at(m).value.data[static_cast<size_t>(o.elem)];
+      out.push_back({static_cast<double>(sv.data[static_cast<size_t>(sv.flat(o.spec_index))]), static_cast<double>(plan)});
+    }
+    return out;
+  }
+
+  void make_cex(Verdict& v, const TermTable& tt, const std::vector<Obl>& obls, size_t i, const std::vector<double>& pt,
+                double s, double pl, const std::string& how) {
+    if (v.cex) return;
+    const Obl& o = obls[i];
+    const Instance<TermId>& in = (*sym_instances_)[o.instance];
+    const ir::Placement& p = c_.plan.placements[o.placement];
+    Counterexample c;
+    c.program = p.program;
+    c.value = p.value;
+    c.spec_value = p.spec_value;
+    c.op = in.op;
+    c.rank = c_.plan.mesh.rank_str(in.rank);
+    if (o.members.size() > 1) c.rank += " (summed over " + std::to_string(o.members.size()) + " ranks)";
+    c.iter = in.iter;
+    c.plan_index = in.value.index_of(o.elem);
+    c.spec_index = o.spec_index;
+    c.spec_expr = tt.str(o.spec_t);
+    c.plan_expr = tt.str(o.plan_t);
+    c.spec_num = s;
+    c.plan_num = pl;
+    std::vector<uint32_t> vars;
+    tt.collect_vars(o.spec_t, vars);
+    tt.collect_vars(o.plan_t, vars);
+    std::sort(vars.begin(), vars.end());
+    vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
+    for (uint32_t x : vars) {
+      if (c.inputs.size() >= 24) break;
+      c.inputs.push_back({tt.vars()[x].name, pt[x]});
+    }
+    c.found_by = how;
+    v.cex = c;
+  }
+
+  // 0 proved, 1 refuted (with a counterexample recorded), 2 unknown.
+  int decide(Verdict& v, TermTable& tt, const Setup& st, const std::map<std::string, Tensor<TermId>>& sym_in,
+             const std::vector<Obl>& obls, const std::vector<std::vector<std::pair<double, double>>>& num,
+             const std::vector<std::vector<double>>& points, size_t i,
+             const std::vector<std::unique_ptr<SmtBackend>>& solvers) {
+    const Obl& o = obls[i];
+    if (o.spec_t == o.plan_t && !opt_.smt_all) {
+      ++v.by_hash;
+      return 0;
+    }
+    if (!opt_.smt_all) {
+      for (size_t k = 0; k < points.size(); ++k) {
+        auto [s, p] = num[k][i];
+        if (!differs(s, p)) continue;
+        // Re-check in extended precision before believing it.
+        auto again = eval_numeric<long double>(st, tt, sym_in, points[k], {o});
+        if (differs(again[0].first, again[0].second)) {
+          make_cex(v, tt, obls, i, points[k], again[0].first, again[0].second, "concrete evaluation at a random point");
+          return 1;
+        }
+      }
+      try {
+        TermId a = tt.expand(o.spec_t, opt_.expand_budget), b = tt.expand(o.plan_t, opt_.expand_budget);
+        if (a == b) {
+          ++v.by_expansion;
+          return 0;
+        }
+      } catch (const BudgetExceeded&) {
+      } catch (const Overflow&) {
+      }
+    }
+    if (o.spec_t == o.plan_t) {
+      ++v.by_hash;
+      return 0;
+    }
+    int result = -1;
+    for (const auto& s : solvers) {
+      SmtAnswer a = s->prove_equal(tt, o.spec_t, o.plan_t, opt_.timeout_ms);
+      int r = 2;
+      if (a.status == SmtStatus::proved) {
+        r = 0;
+      } else if (a.status == SmtStatus::refuted) {
+        // The model fixes the variables; functions keep their real meaning.
+        std::vector<double> pt = points.empty() ? std::vector<double>(nvars_, 0.5) : points[0];
+        for (auto& [idx, val] : a.model) pt[idx] = val;
+        auto again = eval_numeric<long double>(st, tt, sym_in, pt, {o});
+        if (differs(again[0].first, again[0].second)) {
+          make_cex(v, tt, obls, i, pt, again[0].first, again[0].second, std::string(s->name()) + " model");
+          r = 1;
+        } else {
+          unknown_reason_ = std::string(s->name()) + " found a model only under an abstract interpretation of exp/log/...; "
+                            "it does not reproduce concretely";
+          r = 2;
+        }
+      } else {
+        unknown_reason_ = a.reason.empty() ? std::string(s->name()) + ": unknown" : a.reason;
+      }
+      if (result == -1) result = r;
+      else if (result != r && r != 2 && result != 2) {
+        unknown_reason_ = "solvers disagree";
+        result = 2;
+      } else if (r == 2) {
+        result = 2;
+      }
+    }
+    if (result == 0) ++v.by_smt;
+    return result;
+  }
+
+  const ir::Case& c_;
+  std::string file_;
+  VerifyOptions opt_;
+  size_t nvars_ = 0;
+  size_t instances_ = 0;
+  std::string coverage_error_, unknown_reason_;
+  std::set<std::string> is_state_;
+  const std::vector<Instance<TermId>>* sym_instances_ = nullptr;
+};
+
+}  // namespace
+
+Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt) {
+  try {
+    return Checker(c, file, opt).run();
+  } catch (const ir::InvalidInput& e) {
+    Verdict v;
+    v.kind = VerdictKind::invalid;
+    v.reason = e.what();
+    v.diags.push_back(e.diag());
+    return v;
+  }
+}
+
+}  // namespace parity::verify

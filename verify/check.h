@@ -1,0 +1,53 @@
+// The verifier: obligations from placements, proved by canonical forms,
+// expansion or SMT; refuted by concrete evaluation, re-checked before shown.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ir/error.h"
+#include "ir/plan.h"
+
+namespace parity::verify {
+
+struct VerifyOptions {
+  std::string solver = "z3";      // z3 | cvc5 | both (must agree)
+  unsigned timeout_ms = 10000;    // per obligation and solver
+  int random_points = 3;          // concrete screening points
+  uint64_t seed = 1;
+  size_t expand_budget = 200000;  // monomials per obligation pair
+  bool smt_all = false;           // every pair not equal by hash goes to SMT (backend tests)
+};
+
+enum class VerdictKind { verified, mismatch, unknown, invalid };
+const char* verdict_name(VerdictKind k);
+int verdict_exit_code(VerdictKind k);
+
+struct Counterexample {
+  std::string program, value, spec_value, op, rank, iter;
+  std::vector<int64_t> plan_index, spec_index;
+  std::string spec_expr, plan_expr;
+  double spec_num = 0, plan_num = 0;
+  std::vector<std::pair<std::string, double>> inputs;  // the inputs the element depends on
+  std::string found_by;                                // "concrete screening" or "z3 model"
+};
+
+struct PlacementStats {
+  std::string label;  // program.value -> spec_value
+  size_t obligations = 0, proved = 0, failed = 0, unknown = 0;
+};
+
+struct Verdict {
+  VerdictKind kind = VerdictKind::unknown;
+  std::string reason;
+  std::vector<ir::Diag> diags;
+  size_t obligations = 0, unique = 0, by_hash = 0, by_expansion = 0, by_smt = 0, failed = 0, unknown = 0;
+  std::vector<PlacementStats> placements;
+  std::optional<Counterexample> cex;
+  double seconds = 0;
+  std::string solver;
+};
+
+Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt);
+
+}  // namespace parity::verify

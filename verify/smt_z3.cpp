@@ -1,0 +1,155 @@
+#include <z3++.h>
+
+#include <unordered_map>
+
+#include "verify/smt.h"
+
+namespace parity::verify {
+
+namespace {
+
+class Z3Backend : public SmtBackend {
+ public:
+  const char* name() const override { return "z3"; }
+
+  SmtAnswer prove_equal(const TermTable& t, TermId a, TermId b, unsigned timeout_ms) override {
+    z3::context ctx;
+    Enc enc{t, ctx, {}, {}, {}};
+    z3::solver s(ctx);
+    z3::params p(ctx);
+    p.set("timeout", timeout_ms);
+    s.set(p);
+    z3::expr ea = enc.real(a), eb = enc.real(b);
+    for (auto& c : enc.side) s.add(c);
+    s.add(ea != eb);
+    SmtAnswer ans;
+    try {
+      switch (s.check()) {
+        case z3::unsat: ans.status = SmtStatus::proved; break;
+        case z3::sat: {
+          ans.status = SmtStatus::refuted;
+          z3::model m = s.get_model();
+          for (auto& [idx, e] : enc.vars) {
+            z3::expr v = m.eval(e, true);
+            std::string str = Z3_get_numeral_decimal_string(ctx, v, 17);
+            if (!str.empty() && str.back() == '?') str.pop_back();
+            try {
+              ans.model[idx] = std::stod(str);
+            } catch (...) {
+              ans.model[idx] = 0;
+            }
+          }
+          break;
+        }
+        default: ans.reason = "z3: " + s.reason_unknown(); break;
+      }
+    } catch (const z3::exception& e) {
+      ans.reason = std::string("z3: ") + e.msg();
+    }
+    return ans;
+  }
+
+ private:
+  struct Enc {
+    const TermTable& t;
+    z3::context& ctx;
+    std::unordered_map<TermId, z3::expr> memo;
+    std::map<uint32_t, z3::expr> vars;
+    std::vector<z3::expr> side;
+
+    z3::expr rat(const Rational& r) { return ctx.real_val(r.str().c_str()); }
+
+    z3::expr fn(const std::string& name, const std::vector<z3::expr>& args) {
+      z3::sort_vector dom(ctx);
+      for (size_t i = 0; i < args.size(); ++i) dom.push_back(ctx.real_sort());
+      z3::func_decl f = ctx.function(name.c_str(), dom, ctx.real_sort());
+      z3::expr_vector v(ctx);
+      for (auto& a : args) v.push_back(a);
+      return f(v);
+    }
+
+    // Integer-valued terms (ids) stay Int so that Ind compares exactly.
+    z3::expr integer(TermId id) {
+      const Node& n = t.node(id);
+      if (n.kind == TK::IntVar) return var(n);
+      if (n.kind == TK::Const) return ctx.int_val(static_cast<int64_t>(n.nums[0].num() / n.nums[0].den()));
+      z3::expr r = real(id);
+      return z3::expr(ctx, Z3_mk_real2int(ctx, r));
+    }
+
+    z3::expr var(const Node& n) {
+      uint32_t idx = static_cast<uint32_t>(n.aux);
+      if (auto it = vars.find(idx); it != vars.end()) return it->second;
+      const VarInfo& vi = t.vars()[idx];
+      z3::expr e = vi.integer ? ctx.int_const(vi.name.c_str()) : ctx.real_const(vi.name.c_str());
+      if (vi.integer) {
+        side.push_back(e >= ctx.int_val(vi.lo));
+        side.push_back(e < ctx.int_val(vi.hi));
+      }
+      vars.emplace(idx, e);
+      return e;
+    }
+
+    z3::expr real(TermId id) {
+      if (auto it = memo.find(id); it != memo.end()) return it->second;
+      const Node& n = t.node(id);
+      z3::expr r(ctx);
+      switch (n.kind) {
+        case TK::Const: r = rat(n.nums[0]); break;
+        case TK::Var: r = var(n); break;
+        case TK::IntVar: r = z3::to_real(var(n)); break;
+        case TK::Sum: {
+          r = rat(n.nums.back());
+          for (size_t k = 0; k < n.args.size(); ++k) r = r + rat(n.nums[k]) * real(n.args[k]);
+          break;
+        }
+        case TK::Prod: {
+          z3::expr num = ctx.real_val(1), den = ctx.real_val(1);
+          bool has_den = false;
+          for (size_t k = 0; k < n.args.size(); ++k) {
+            int64_t e = n.nums[k].num();
+            z3::expr f = real(n.args[k]);
+            for (int64_t j = 0; j < (e < 0 ? -e : e); ++j) {
+              if (e < 0) {
+                den = den * f;
+                has_den = true;
+              } else {
+                num = num * f;
+              }
+            }
+          }
+          r = has_den ? num / den : num;
+          break;
+        }
+        case TK::App: r = fn(ir::fn_name(static_cast<ir::Fn>(n.aux)), {real(n.args[0])}); break;
+        case TK::Max:
+        case TK::Min: {
+          r = real(n.args[0]);
+          for (size_t k = 1; k < n.args.size(); ++k) {
+            z3::expr x = real(n.args[k]);
+            r = n.kind == TK::Max ? z3::ite(x > r, x, r) : z3::ite(x < r, x, r);
+          }
+          break;
+        }
+        case TK::Ind:
+          r = z3::ite(integer(n.args[0]) == ctx.int_val(n.nums[0].num()), ctx.real_val(1), ctx.real_val(0));
+          break;
+        case TK::PowC: r = fn("pow_" + n.nums[0].str(), {real(n.args[0])}); break;
+        case TK::TopK: {
+          std::vector<z3::expr> args;
+          for (TermId a : n.args) args.push_back(real(a));
+          r = fn("topk" + n.nums[0].str() + "_" + std::to_string(n.aux) + "_of" + std::to_string(n.args.size()), args);
+          break;
+        }
+      }
+      memo.emplace(id, r);
+      return r;
+    }
+  };
+};
+
+}  // namespace
+
+std::unique_ptr<SmtBackend> make_z3() { return std::make_unique<Z3Backend>(); }
+
+}  // namespace parity::verify

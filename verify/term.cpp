@@ -1,0 +1,399 @@
+#include "verify/term.h"
+
+#include <algorithm>
+#include <map>
+
+namespace parity::verify {
+
+TermTable::TermTable() {
+  zero_ = constant(Rational(0));
+  one_ = constant(Rational(1));
+}
+
+TermId TermTable::intern(Node n) {
+  std::string key;
+  key.reserve(8 + n.args.size() * 4 + n.nums.size() * 16);
+  key.push_back(static_cast<char>(n.kind));
+  key.append(reinterpret_cast<const char*>(&n.aux), sizeof n.aux);
+  for (TermId a : n.args) key.append(reinterpret_cast<const char*>(&a), sizeof a);
+  key.push_back('|');
+  for (const auto& r : n.nums) {
+    int64_t x = r.num(), y = r.den();
+    key.append(reinterpret_cast<const char*>(&x), sizeof x);
+    key.append(reinterpret_cast<const char*>(&y), sizeof y);
+  }
+  auto it = index_.find(key);
+  if (it != index_.end()) return it->second;
+  TermId id = static_cast<TermId>(nodes_.size());
+  nodes_.push_back(std::move(n));
+  index_.emplace(std::move(key), id);
+  return id;
+}
+
+TermId TermTable::constant(const Rational& r) { return intern(Node{TK::Const, 0, {}, {r}}); }
+
+TermId TermTable::var(const std::string& name) {
+  vars_.push_back(VarInfo{name, false, false, 0, 0});
+  return intern(Node{TK::Var, static_cast<int32_t>(vars_.size() - 1), {}, {}});
+}
+TermId TermTable::int_var(const std::string& name, int64_t lo, int64_t hi) {
+  vars_.push_back(VarInfo{name, true, false, lo, hi});
+  return intern(Node{TK::IntVar, static_cast<int32_t>(vars_.size() - 1), {}, {}});
+}
+TermId TermTable::bool_var(const std::string& name) {
+  vars_.push_back(VarInfo{name, true, true, 0, 2});
+  return intern(Node{TK::IntVar, static_cast<int32_t>(vars_.size() - 1), {}, {}});
+}
+
+bool TermTable::is_const(TermId t, Rational* v) const {
+  if (nodes_[t].kind != TK::Const) return false;
+  if (v) *v = nodes_[t].nums[0];
+  return true;
+}
+
+TermTable::Lin TermTable::lin(TermId t) const {
+  const Node& n = nodes_[t];
+  Lin l;
+  if (n.kind == TK::Const) {
+    l.c = n.nums[0];
+  } else if (n.kind == TK::Sum) {
+    for (size_t k = 0; k < n.args.size(); ++k) l.terms.push_back({n.args[k], n.nums[k]});
+    l.c = n.nums.back();
+  } else {
+    l.terms.push_back({t, Rational(1)});
+  }
+  return l;
+}
+
+TermId TermTable::make_sum(std::vector<std::pair<TermId, Rational>> terms, const Rational& c) {
+  std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<TermId, Rational>> merged;
+  for (auto& [t, r] : terms) {
+    if (!merged.empty() && merged.back().first == t) merged.back().second = merged.back().second + r;
+    else merged.push_back({t, r});
+  }
+  Node n{TK::Sum, 0, {}, {}};
+  for (auto& [t, r] : merged)
+    if (!r.is_zero()) {
+      n.args.push_back(t);
+      n.nums.push_back(r);
+    }
+  if (n.args.empty()) return constant(c);
+  if (n.args.size() == 1 && n.nums[0].is_one() && c.is_zero()) return n.args[0];
+  n.nums.push_back(c);
+  return intern(std::move(n));
+}
+
+TermId TermTable::add(TermId a, TermId b) { return sum({a, b}); }
+
+TermId TermTable::sum(const std::vector<TermId>& ts) {
+  std::vector<std::pair<TermId, Rational>> terms;
+  Rational c;
+  for (TermId t : ts) {
+    Lin l = lin(t);
+    terms.insert(terms.end(), l.terms.begin(), l.terms.end());
+    c = c + l.c;
+  }
+  return make_sum(std::move(terms), c);
+}
+
+TermId TermTable::scale(TermId a, const Rational& c) {
+  if (c.is_zero()) return zero_;
+  if (c.is_one()) return a;
+  Lin l = lin(a);
+  for (auto& [t, r] : l.terms) r = r * c;
+  return make_sum(std::move(l.terms), l.c * c);
+}
+
+TermTable::Mon TermTable::mon(TermId t) const {
+  const Node& n = nodes_[t];
+  Mon m{Rational(1), {}};
+  if (n.kind == TK::Const) {
+    m.coef = n.nums[0];
+  } else if (n.kind == TK::Sum && n.args.size() == 1 && n.nums[1].is_zero()) {
+    Mon inner = mon(n.args[0]);
+    m.coef = n.nums[0] * inner.coef;
+    m.factors = std::move(inner.factors);
+  } else if (n.kind == TK::Prod) {
+    for (size_t k = 0; k < n.args.size(); ++k) m.factors.push_back({n.args[k], n.nums[k].num()});
+  } else {
+    m.factors.push_back({t, 1});
+  }
+  return m;
+}
+
+TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t>> factors) {
+  if (coef.is_zero()) return zero_;
+  std::sort(factors.begin(), factors.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::pair<TermId, int64_t>> merged;
+  std::vector<TermId> exp_args;  // exp(a)^e factors merge into exp(sum)
+  for (auto& [t, e] : factors) {
+    if (!merged.empty() && merged.back().first == t) merged.back().second += e;
+    else merged.push_back({t, e});
+  }
+  std::vector<std::pair<TermId, int64_t>> kept;
+  for (auto& [t, e] : merged) {
+    if (e == 0) continue;
+    const Node& n = nodes_[t];
+    if (n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::exp) {
+      exp_args.push_back(scale(n.args[0], Rational(e)));
+      continue;
+    }
+    if (n.kind == TK::Const) {  // cannot normally happen; fold defensively
+      Rational v = n.nums[0];
+      for (int64_t j = 0; j < (e < 0 ? -e : e); ++j) coef = e < 0 ? coef * v.inverse() : coef * v;
+      continue;
+    }
+    kept.push_back({t, e});
+  }
+  if (!exp_args.empty()) {
+    TermId s = sum(exp_args);
+    if (!(nodes_[s].kind == TK::Const && nodes_[s].nums[0].is_zero())) {
+      kept.push_back({apply(ir::Fn::exp, s), 1});
+      std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+  }
+  if (kept.empty()) return constant(coef);
+  TermId core;
+  if (kept.size() == 1 && kept[0].second == 1) {
+    core = kept[0].first;
+  } else {
+    Node n{TK::Prod, 0, {}, {}};
+    for (auto& [t, e] : kept) {
+      n.args.push_back(t);
+      n.nums.push_back(Rational(e));
+    }
+    core = intern(std::move(n));
+  }
+  return scale(core, coef);
+}
+
+TermId TermTable::mul(TermId a, TermId b) {
+  Mon x = mon(a), y = mon(b);
+  x.factors.insert(x.factors.end(), y.factors.begin(), y.factors.end());
+  return make_prod(x.coef * y.coef, std::move(x.factors));
+}
+
+TermId TermTable::power(TermId a, int64_t e) {
+  Mon x = mon(a);
+  Rational c(1);
+  for (int64_t j = 0; j < (e < 0 ? -e : e); ++j) c = c * x.coef;
+  if (e < 0) c = c.inverse();
+  for (auto& f : x.factors) f.second *= e;
+  return make_prod(c, std::move(x.factors));
+}
+
+TermId TermTable::recip(TermId a) { return power(a, -1); }
+
+TermId TermTable::apply(ir::Fn f, TermId a) {
+  Rational v;
+  if (f == ir::Fn::exp && is_const(a, &v) && v.is_zero()) return one_;
+  if (f == ir::Fn::log) {  // log(exp(x)) = x
+    const Node& n = nodes_[a];
+    if (n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::exp) return n.args[0];
+  }
+  return intern(Node{TK::App, static_cast<int32_t>(f), {a}, {}});
+}
+
+TermId TermTable::nary(TK kind, TermId a, TermId b) {
+  std::vector<TermId> args;
+  for (TermId t : {a, b}) {
+    const Node& n = nodes_[t];
+    if (n.kind == kind) args.insert(args.end(), n.args.begin(), n.args.end());
+    else args.push_back(t);
+  }
+  std::sort(args.begin(), args.end());
+  args.erase(std::unique(args.begin(), args.end()), args.end());
+  // Constants fold into one.
+  std::vector<TermId> rest;
+  bool have_c = false;
+  Rational c;
+  for (TermId t : args) {
+    Rational v;
+    if (is_const(t, &v)) {
+      if (!have_c || (kind == TK::Max ? c < v : v < c)) c = v;
+      have_c = true;
+    } else {
+      rest.push_back(t);
+    }
+  }
+  if (have_c) rest.push_back(constant(c));
+  std::sort(rest.begin(), rest.end());
+  if (rest.size() == 1) return rest[0];
+  return intern(Node{kind, 0, std::move(rest), {}});
+}
+
+TermId TermTable::max(TermId a, TermId b) { return nary(TK::Max, a, b); }
+TermId TermTable::min(TermId a, TermId b) { return nary(TK::Min, a, b); }
+
+TermId TermTable::ind(TermId id, int64_t k) {
+  Rational v;
+  if (is_const(id, &v)) return (v.is_int() && v.num() == k) ? one_ : zero_;
+  const Node& n = nodes_[id];
+  if (n.kind == TK::IntVar && (k < vars_[static_cast<size_t>(n.aux)].lo || k >= vars_[static_cast<size_t>(n.aux)].hi)) return zero_;
+  return intern(Node{TK::Ind, 0, {id}, {Rational(k)}});
+}
+
+TermId TermTable::powc(TermId a, const Rational& e) {
+  if (e.is_int() && e.num() >= -16 && e.num() <= 16) return power(a, e.num());
+  return intern(Node{TK::PowC, 0, {a}, {e}});
+}
+
+std::vector<TermId> TermTable::topk_mask(const std::vector<TermId>& row, int64_t k) {
+  std::vector<TermId> out;
+  for (size_t i = 0; i < row.size(); ++i) out.push_back(intern(Node{TK::TopK, static_cast<int32_t>(i), row, {Rational(k)}}));
+  return out;
+}
+
+TermId TermTable::mul_dist(TermId a, TermId b, size_t& budget) {
+  Lin x = lin(a), y = lin(b);
+  if (x.terms.empty() || y.terms.empty() || (x.terms.size() == 1 && x.c.is_zero() && y.terms.size() == 1 && y.c.is_zero()))
+    return mul(a, b);
+  std::vector<std::pair<TermId, Rational>> out;
+  Rational c = x.c * y.c;
+  for (auto& [t, r] : x.terms) out.push_back({t, r * y.c});
+  for (auto& [t, r] : y.terms) out.push_back({t, r * x.c});
+  for (auto& [t, r] : x.terms)
+    for (auto& [u, s] : y.terms) {
+      if (budget-- == 0) throw BudgetExceeded();
+      Lin m = lin(mul(t, u));
+      for (auto& [v, q] : m.terms) out.push_back({v, q * r * s});
+      c = c + m.c * r * s;
+    }
+  return make_sum(std::move(out), c);
+}
+
+TermId TermTable::expand(TermId t, size_t budget) {
+  if (auto it = expanded_.find(t); it != expanded_.end()) return it->second;
+  Node n = nodes_[t];  // copy: interning may reallocate
+  TermId r = t;
+  switch (n.kind) {
+    case TK::Const:
+    case TK::Var:
+    case TK::IntVar: break;
+    case TK::Sum: {
+      std::vector<TermId> parts;
+      for (size_t k = 0; k < n.args.size(); ++k) parts.push_back(scale(expand(n.args[k], budget), n.nums[k]));
+      parts.push_back(constant(n.nums.back()));
+      r = sum(parts);
+      break;
+    }
+    case TK::Prod: {
+      r = one_;
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        int64_t e = n.nums[k].num();
+        TermId f = expand(n.args[k], budget);
+        if (e < 0) {
+          f = recip(f);
+          e = -e;
+        }
+        for (int64_t j = 0; j < e; ++j) r = mul_dist(r, f, budget);
+      }
+      break;
+    }
+    case TK::App: r = apply(static_cast<ir::Fn>(n.aux), expand(n.args[0], budget)); break;
+    case TK::Max:
+    case TK::Min: {
+      r = expand(n.args[0], budget);
+      for (size_t k = 1; k < n.args.size(); ++k) r = nary(n.kind, r, expand(n.args[k], budget));
+      break;
+    }
+    case TK::Ind: r = ind(expand(n.args[0], budget), n.nums[0].num()); break;
+    case TK::PowC: r = powc(expand(n.args[0], budget), n.nums[0]); break;
+    case TK::TopK: {
+      std::vector<TermId> row;
+      for (TermId a : n.args) row.push_back(expand(a, budget));
+      r = topk_mask(row, n.nums[0].num())[static_cast<size_t>(n.aux)];
+      break;
+    }
+  }
+  expanded_[t] = r;
+  return r;
+}
+
+void TermTable::collect_vars(TermId t, std::vector<uint32_t>& out) const {
+  std::vector<TermId> stack{t};
+  std::vector<bool> seen(nodes_.size(), false);
+  while (!stack.empty()) {
+    TermId x = stack.back();
+    stack.pop_back();
+    if (seen[x]) continue;
+    seen[x] = true;
+    const Node& n = nodes_[x];
+    if (n.kind == TK::Var || n.kind == TK::IntVar) out.push_back(static_cast<uint32_t>(n.aux));
+    for (TermId a : n.args) stack.push_back(a);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+void TermTable::str_rec(TermId t, std::string& out, int max_len, int depth) const {
+  if (static_cast<int>(out.size()) > max_len) return;
+  const Node& n = nodes_[t];
+  switch (n.kind) {
+    case TK::Const: out += n.nums[0].str(); return;
+    case TK::Var:
+    case TK::IntVar: out += vars_[static_cast<size_t>(n.aux)].name; return;
+    case TK::Sum: {
+      out += "(";
+      bool first = true;
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        const Rational& c = n.nums[k];
+        if (!first) out += c < Rational(0) ? " - " : " + ";
+        else if (c < Rational(0)) out += "-";
+        Rational a = c < Rational(0) ? -c : c;
+        if (!a.is_one()) out += a.str() + "*";
+        str_rec(n.args[k], out, max_len, depth + 1);
+        first = false;
+        if (static_cast<int>(out.size()) > max_len) return;
+      }
+      if (!n.nums.back().is_zero()) out += (n.nums.back() < Rational(0) ? " - " : " + ") + (n.nums.back() < Rational(0) ? -n.nums.back() : n.nums.back()).str();
+      out += ")";
+      return;
+    }
+    case TK::Prod: {
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        if (k) out += "*";
+        str_rec(n.args[k], out, max_len, depth + 1);
+        if (!n.nums[k].is_one()) out += "^" + n.nums[k].str();
+      }
+      return;
+    }
+    case TK::App:
+      out += std::string(ir::fn_name(static_cast<ir::Fn>(n.aux))) + "(";
+      str_rec(n.args[0], out, max_len, depth + 1);
+      out += ")";
+      return;
+    case TK::Max:
+    case TK::Min:
+      out += n.kind == TK::Max ? "max(" : "min(";
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        if (k) out += ", ";
+        str_rec(n.args[k], out, max_len, depth + 1);
+      }
+      out += ")";
+      return;
+    case TK::Ind:
+      out += "[";
+      str_rec(n.args[0], out, max_len, depth + 1);
+      out += "==" + n.nums[0].str() + "]";
+      return;
+    case TK::PowC:
+      out += "pow(";
+      str_rec(n.args[0], out, max_len, depth + 1);
+      out += ", " + n.nums[0].str() + ")";
+      return;
+    case TK::TopK:
+      out += "topk" + n.nums[0].str() + "_" + std::to_string(n.aux) + "(...)";
+      return;
+  }
+}
+
+std::string TermTable::str(TermId t, int max_len) const {
+  std::string s;
+  str_rec(t, s, max_len, 0);
+  if (static_cast<int>(s.size()) > max_len) s = s.substr(0, static_cast<size_t>(max_len)) + " ...";
+  return s;
+}
+
+}  // namespace parity::verify

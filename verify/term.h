@@ -1,0 +1,129 @@
+// Hash-consed symbolic terms over the reals, built in a canonical form so that
+// most equalities between spec and plan are decided by comparing ids:
+//  - sums are flat linear combinations with exact rational coefficients
+//    (associativity, commutativity, constant distribution: partial sums);
+//  - products are flat with integer exponents; exp factors merge
+//    (exp(a) * exp(b) = exp(a + b), the identity behind softmax rescaling);
+//  - max/min are flat, sorted and deduplicated (assoc., comm., idempotent);
+//  - transcendental functions are uninterpreted applications.
+// Products are not distributed over sums here (that blows up); `expand` does it
+// on demand, under a budget, for the pairs that did not match.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/semantics.h"
+#include "verify/rational.h"
+
+namespace parity::verify {
+
+using TermId = uint32_t;
+
+enum class TK : uint8_t { Const, Var, IntVar, Sum, Prod, App, Max, Min, Ind, PowC, TopK };
+
+struct Node {
+  TK kind;
+  int32_t aux = 0;             // Var/IntVar: variable index; App: Fn; TopK: position
+  std::vector<TermId> args;    // children (ids smaller than this node's)
+  std::vector<Rational> nums;  // Const: value; Sum: coeffs + constant; Prod: exponents; Ind: k; PowC: e; TopK: k
+};
+
+struct VarInfo {
+  std::string name;
+  bool integer = false;  // token ids / labels: integers in [lo, hi)
+  bool boolean = false;  // masks: 0 or 1
+  int64_t lo = 0, hi = 0;
+};
+
+struct BudgetExceeded : std::runtime_error {
+  BudgetExceeded() : std::runtime_error("expansion budget exceeded") {}
+};
+
+class TermTable {
+ public:
+  TermTable();
+  const Node& node(TermId t) const { return nodes_[t]; }
+  size_t size() const { return nodes_.size(); }
+  const std::vector<VarInfo>& vars() const { return vars_; }
+
+  TermId constant(const Rational& r);
+  TermId var(const std::string& name);
+  TermId int_var(const std::string& name, int64_t lo, int64_t hi);
+  TermId bool_var(const std::string& name);
+
+  TermId add(TermId a, TermId b);
+  TermId sum(const std::vector<TermId>& ts);
+  TermId scale(TermId a, const Rational& c);
+  TermId mul(TermId a, TermId b);
+  TermId power(TermId a, int64_t e);
+  TermId recip(TermId a);
+  TermId apply(ir::Fn f, TermId a);
+  TermId max(TermId a, TermId b);
+  TermId min(TermId a, TermId b);
+  TermId ind(TermId id, int64_t k);
+  TermId powc(TermId a, const Rational& e);
+  std::vector<TermId> topk_mask(const std::vector<TermId>& row, int64_t k);
+
+  // Fully distributes products over sums (recursively, inside function
+  // arguments too). Throws BudgetExceeded past `budget` new monomials.
+  TermId expand(TermId t, size_t budget);
+
+  std::string str(TermId t, int max_len = 400) const;
+  bool is_const(TermId t, Rational* v = nullptr) const;
+  // Evaluates every term under values for the variables (vals[var index]).
+  template <class F>
+  std::vector<F> eval_all(const std::vector<F>& var_vals) const;
+  void collect_vars(TermId t, std::vector<uint32_t>& out) const;
+
+ private:
+  TermId intern(Node n);
+  struct Lin {
+    std::vector<std::pair<TermId, Rational>> terms;  // sorted by id
+    Rational c;
+  };
+  Lin lin(TermId t) const;
+  TermId make_sum(std::vector<std::pair<TermId, Rational>> terms, const Rational& c);
+  struct Mon {
+    Rational coef;
+    std::vector<std::pair<TermId, int64_t>> factors;  // sorted by id
+  };
+  Mon mon(TermId t) const;
+  TermId make_prod(Rational coef, std::vector<std::pair<TermId, int64_t>> factors);
+  TermId nary(TK kind, TermId a, TermId b);
+  TermId mul_dist(TermId a, TermId b, size_t& budget);
+  void str_rec(TermId t, std::string& out, int max_len, int depth) const;
+
+  std::vector<Node> nodes_;
+  std::vector<VarInfo> vars_;
+  struct KeyHash {
+    size_t operator()(const std::string& s) const { return std::hash<std::string>()(s); }
+  };
+  std::unordered_map<std::string, TermId> index_;
+  std::unordered_map<TermId, TermId> expanded_;
+  TermId zero_, one_;
+};
+
+// The element domain for ir::eval_local over terms.
+struct TermDomain {
+  using S = TermId;
+  TermTable& t;
+  S c(double v) { return t.constant(Rational::from_double(v)); }
+  S add(S a, S b) { return t.add(a, b); }
+  S sub(S a, S b) { return t.add(a, t.scale(b, Rational(-1))); }
+  S mul(S a, S b) { return t.mul(a, b); }
+  S div(S a, S b) { return t.mul(a, t.recip(b)); }
+  S neg(S a) { return t.scale(a, Rational(-1)); }
+  S sum(const std::vector<S>& v) { return t.sum(v); }
+  S apply(ir::Fn f, S a) { return t.apply(f, a); }
+  S max(S a, S b) { return t.max(a, b); }
+  S min(S a, S b) { return t.min(a, b); }
+  S ind(S id, int64_t k) { return t.ind(id, k); }
+  S powc(S a, double e) { return t.powc(a, Rational::from_double(e)); }
+  std::vector<S> topk_mask(const std::vector<S>& row, int64_t k) { return t.topk_mask(row, k); }
+};
+
+}  // namespace parity::verify
+
+#include "verify/term_eval.h"
