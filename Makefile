@@ -30,9 +30,12 @@ $(ASAN_BUILD)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DPARITY_SANITIZE=ON -DPARITY_FUZZ=ON $(CMAKE_FLAGS)
 
+export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
+export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
+
 test-asan: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity parity_fuzz_proto
-	cd $(ASAN_BUILD) && ctest --output-on-failure -L malformed
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L malformed
 	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
 
 test: test-unit test-asan

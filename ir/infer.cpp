@@ -208,7 +208,7 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
   if (c.errors) return c.all;
   for (const auto& op : g.ops) c.check_op(op, scope);
   for (const auto& o : g.outputs)
-    if (!scope.count(o)) c.report(nullptr, "output '" + o + "' is not defined");
+    if (!scope.count(o) && !c.poisoned.count(o)) c.report(nullptr, "output '" + o + "' is not defined");
   return c.all;
 }
 

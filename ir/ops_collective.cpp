@@ -98,6 +98,16 @@ void register_collective_ops(OpRegistry& r) {
              all_to_all_rule, "member i sends chunk j of split_dim to member j; received chunks concatenate along concat_dim"});
   coll(OpDef{"broadcast", 1, 1, with_group({{"root", AttrKind::Int, false}}), broadcast_rule,
              "every member gets the value of group member `root`"});
+  // Megatron's "f": identity in the forward, an allreduce of the gradient in the
+  // backward (the adjoint of a collective-free copy into a tensor-parallel region).
+  r.add(OpDef{"grad_allreduce", 1, 1, {{"grad_axes", AttrKind::Strings, true}},
+              [](const ShapeCtx& c) {
+                if (!c.mesh()) c.fail("grad_allreduce outside a plan program");
+                for (const auto& a : c.strs("grad_axes"))
+                  if (!c.mesh()->axis_index(a)) c.fail("unknown mesh axis '" + a + "'");
+                return std::vector<TensorType>{c.in[0]};
+              },
+              "identity; its adjoint allreduces the gradient over grad_axes"});
   OpDef send{"send", 1, 1, {{"peer", AttrKind::Coords, true}, {"tag", AttrKind::Int, true}}, send_rule,
              "sends to the rank at `peer` coordinates (axes not named keep this rank's coordinate); buffered"};
   send.p2p = true;

@@ -89,7 +89,16 @@ std::vector<TensorType> optimizer_rule(const ShapeCtx& c) {
 }  // namespace
 
 void register_nn_ops(OpRegistry& r) {
-  r.add(OpDef{"softmax", 1, 1, {{"dim", AttrKind::Int, true}}, first, "exp(x - max) / sum exp(x - max) along dim"});
+  r.add(OpDef{"softmax", 1, 1,
+              {{"dim", AttrKind::Int, true}, {"causal", AttrKind::Int, false}, {"q_offset", AttrKind::Int, false},
+               {"k_offset", AttrKind::Int, false}},
+              [](const ShapeCtx& c) {
+                if (c.ival("causal", 0) && c.in[0].rank() < 2) c.fail("causal softmax needs [..., Sq, Sk]");
+                return std::vector<TensorType>{c.in[0]};
+              },
+              "exp(x - max) / sum exp(x - max) along dim; causal=1 (over the last dim of [..., Sq, Sk]): key j + "
+              "k_offset is visible to query i + q_offset iff j + k_offset <= i + q_offset; hidden entries are 0 "
+              "and excluded from max and sum"});
   r.add(OpDef{"log_softmax", 1, 1, {{"dim", AttrKind::Int, true}}, first, "x - max - log sum exp(x - max) along dim"});
   r.add(OpDef{"softmax_grad", 2, 2, {{"dim", AttrKind::Int, true}},
               [](const ShapeCtx& c) {

@@ -194,7 +194,7 @@ std::vector<Tensor<typename D::S>> eval_local(D& d, const Op& op, const std::vec
   if (k == "maximum") return one(map2(x, *in[1], [&](const S& a, const S& c) { return d.max(a, c); }));
   if (k == "minimum") return one(map2(x, *in[1], [&](const S& a, const S& c) { return d.min(a, c); }));
   if (k == "neg") return one(map1(x, [&](const S& a) { return d.neg(a); }));
-  if (k == "identity" || k == "cast") return one(x);
+  if (k == "identity" || k == "cast" || k == "grad_allreduce") return one(x);
   if (k == "square") return one(map1(x, [&](const S& a) { return d.mul(a, a); }));
   if (k == "reciprocal") return one(map1(x, [&](const S& a) { return d.div(d.c(1), a); }));
   if (k == "relu") return one(map1(x, [&](const S& a) { return d.max(a, d.c(0)); }));
@@ -353,6 +353,20 @@ std::vector<Tensor<typename D::S>> eval_local(D& d, const Op& op, const std::vec
   }
 
   // Neural-network ops.
+  if (k == "softmax" && int_attr(op, "causal", b, 0) != 0) {
+    int64_t qo = int_attr(op, "q_offset", b, 0), ko = int_attr(op, "k_offset", b, 0);
+    int64_t sq = x.shape[x.rank() - 2], sk = x.shape.back();
+    T out = x;
+    for (int64_t r = 0; r < x.size() / sk; ++r) {
+      int64_t qpos = r % sq + qo;
+      std::vector<S> vis;
+      for (int64_t j = 0; j < sk && j + ko <= qpos; ++j) vis.push_back(x.data[static_cast<size_t>(r * sk + j)]);
+      std::vector<S> p = vis.empty() ? vis : softmax_row(d, vis);
+      for (int64_t j = 0; j < sk; ++j)
+        out.data[static_cast<size_t>(r * sk + j)] = j < static_cast<int64_t>(p.size()) ? p[static_cast<size_t>(j)] : d.c(0);
+    }
+    return one(out);
+  }
   if (k == "softmax" || k == "log_softmax") {
     size_t dim = norm_axis(int_attr(op, "dim", b, -1), x.rank());
     return one(along(x, dim, [&](const std::vector<S>& row) {
