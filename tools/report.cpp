@@ -33,6 +33,7 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
                      x.rank, x.iter.empty() ? "" : " (" + x.iter + ")", x.op);
     s += fmt::format("  spec element {}{}\n", x.spec_value, idx(x.spec_index));
     s += fmt::format("  spec = {}\n  plan = {}\n", x.spec_expr, x.plan_expr);
+    s += fmt::format("  difference: {}\n", x.difference);
     s += fmt::format("  witness ({}): spec {:.9g}, plan {:.9g}\n", x.found_by, x.spec_num, x.plan_num);
     for (const auto& [n, val] : x.inputs) s += fmt::format("    {} = {:.6g}\n", n, val);
   }
@@ -70,7 +71,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
     for (const auto& [n, val] : x.inputs) in[n] = val;
     j["counterexample"] = {{"program", x.program}, {"value", x.value}, {"plan_index", x.plan_index},
                            {"spec_value", x.spec_value}, {"spec_index", x.spec_index}, {"rank", x.rank},
-                           {"iteration", x.iter}, {"op", x.op}, {"spec_expr", x.spec_expr}, {"plan_expr", x.plan_expr},
+                           {"iteration", x.iter}, {"op", x.op}, {"spec_expr", x.spec_expr}, {"plan_expr", x.plan_expr}, {"difference", x.difference},
                            {"spec_num", x.spec_num}, {"plan_num", x.plan_num}, {"inputs", in}, {"found_by", x.found_by}};
   }
   return j;

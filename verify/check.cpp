@@ -432,6 +432,7 @@ class Checker {
     c.spec_index = o.spec_index;
     c.spec_expr = tt.str(o.spec_t);
     c.plan_expr = tt.str(o.plan_t);
+    c.difference = tt.diff(o.spec_t, o.plan_t);
     c.spec_num = s;
     c.plan_num = pl;
     std::vector<uint32_t> vars;
@@ -440,7 +441,7 @@ class Checker {
     std::sort(vars.begin(), vars.end());
     vars.erase(std::unique(vars.begin(), vars.end()), vars.end());
     for (uint32_t x : vars) {
-      if (c.inputs.size() >= 24) break;
+      if (c.inputs.size() >= 12) break;
       c.inputs.push_back({tt.vars()[x].name, pt[x]});
     }
     c.found_by = how;

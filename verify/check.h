@@ -27,6 +27,7 @@ struct Counterexample {
   std::string program, value, spec_value, op, rank, iter;
   std::vector<int64_t> plan_index, spec_index;
   std::string spec_expr, plan_expr;
+  std::string difference;  // the smallest differing subterms
   double spec_num = 0, plan_num = 0;
   std::vector<std::pair<std::string, double>> inputs;  // the inputs the element depends on
   std::string found_by;                                // "concrete screening" or "z3 model"

@@ -389,6 +389,46 @@ void TermTable::str_rec(TermId t, std::string& out, int max_len, int depth) cons
   }
 }
 
+std::string TermTable::diff(TermId a, TermId b, int max_len) const {
+  if (a == b) return "";
+  const Node& x = nodes_[a];
+  const Node& y = nodes_[b];
+  if (x.kind == y.kind && x.kind == TK::Sum && x.nums.back() == y.nums.back()) {
+    std::map<TermId, Rational> mx, my;
+    for (size_t k = 0; k < x.args.size(); ++k) mx[x.args[k]] = x.nums[k];
+    for (size_t k = 0; k < y.args.size(); ++k) my[y.args[k]] = y.nums[k];
+    std::vector<std::pair<TermId, Rational>> only_x, only_y;
+    for (auto& [t, c] : mx)
+      if (!my.count(t) || !(my[t] == c)) only_x.push_back({t, c});
+    for (auto& [t, c] : my)
+      if (!mx.count(t) || !(mx[t] == c)) only_y.push_back({t, c});
+    if (only_x.size() == 1 && only_y.size() == 1 && only_x[0].second == only_y[0].second)
+      return diff(only_x[0].first, only_y[0].first, max_len);
+    std::string s = "the sums share " + std::to_string(mx.size() - only_x.size()) + " terms; spec also has:";
+    for (size_t k = 0; k < only_x.size() && k < 4; ++k) s += " " + (only_x[k].second.is_one() ? "" : only_x[k].second.str() + "*") + str(only_x[k].first, 120) + ";";
+    if (only_x.size() > 4) s += " ... (" + std::to_string(only_x.size()) + " terms)";
+    if (only_x.empty()) s += " nothing;";
+    s += " plan also has:";
+    for (size_t k = 0; k < only_y.size() && k < 4; ++k) s += " " + (only_y[k].second.is_one() ? "" : only_y[k].second.str() + "*") + str(only_y[k].first, 120) + ";";
+    if (only_y.size() > 4) s += " ... (" + std::to_string(only_y.size()) + " terms)";
+    if (only_y.empty()) s += " nothing";
+    return s.size() > static_cast<size_t>(max_len) ? s.substr(0, static_cast<size_t>(max_len)) + " ..." : s;
+  }
+  if (x.kind == y.kind && x.args.size() == y.args.size() && x.aux == y.aux && x.nums == y.nums &&
+      (x.kind == TK::Prod || x.kind == TK::App || x.kind == TK::Max || x.kind == TK::Min || x.kind == TK::Ind)) {
+    int differing = 0;
+    size_t at = 0;
+    for (size_t k = 0; k < x.args.size(); ++k)
+      if (x.args[k] != y.args[k]) ++differing, at = k;
+    if (differing == 1) return diff(x.args[at], y.args[at], max_len);
+  }
+  // Sums that differ only by a constant factor read best as a ratio.
+  Mon mx = mon(a), my = mon(b);
+  if (mx.factors == my.factors && !(mx.coef == my.coef))
+    return "same term, scaled by " + mx.coef.str() + " in the spec and " + my.coef.str() + " in the plan: " + str(a, 200);
+  return "spec " + str(a, max_len / 2) + "  vs  plan " + str(b, max_len / 2);
+}
+
 std::string TermTable::str(TermId t, int max_len) const {
   std::string s;
   str_rec(t, s, max_len, 0);

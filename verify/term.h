@@ -71,6 +71,9 @@ class TermTable {
   TermId expand(TermId t, size_t budget);
 
   std::string str(TermId t, int max_len = 400) const;
+  // Where two terms differ, descending through the parts they share: the
+  // smallest differing subterms, readable when the whole terms are not.
+  std::string diff(TermId spec, TermId plan, int max_len = 600) const;
   bool is_const(TermId t, Rational* v = nullptr) const;
   // Evaluates every term under values for the variables (vals[var index]).
   template <class F>
