@@ -29,10 +29,11 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   if (v.kind == verify::VerdictKind::unknown) s += fmt::format("  reason: {}\n", v.reason);
   if (v.cex) {
     const auto& x = *v.cex;
-    s += fmt::format("  diverges at  {}.{}{} on rank {}{}, defined by `{}`\n", x.program, x.value, idx(x.plan_index),
+    s += fmt::format("  first divergence (in program order) at {}.{}{} on rank {}{}, defined by `{}`\n", x.program, x.value, idx(x.plan_index),
                      x.rank, x.iter.empty() ? "" : " (" + x.iter + ")", x.op);
     s += fmt::format("  spec element {}{}\n", x.spec_value, idx(x.spec_index));
-    s += fmt::format("  spec = {}\n  plan = {}\n", x.spec_expr, x.plan_expr);
+    auto cut = [](const std::string& e) { return e.size() > 160 ? e.substr(0, 160) + " ..." : e; };
+    s += fmt::format("  spec = {}\n  plan = {}\n", cut(x.spec_expr), cut(x.plan_expr));
     s += fmt::format("  difference: {}\n", x.difference);
     s += fmt::format("  witness ({}): spec {:.9g}, plan {:.9g}\n", x.found_by, x.spec_num, x.plan_num);
     for (const auto& [n, val] : x.inputs) s += fmt::format("    {} = {:.6g}\n", n, val);
