@@ -20,46 +20,60 @@
 
 namespace parity::corpus {
 
-// Emits ops into an ir::Graph. Value names are unique per program (nested loop
-// bodies included), so an emitter and the emitters of its loop bodies share one
-// name set; a wanted name that is taken gets a numeric suffix.
+// Emits ops into an ir::Graph, inferring each result's type with the op's
+// shape rule as it goes (a generator bug fails at the op, not in a validator
+// later). Value names are unique per program, nested loop bodies included, so
+// an emitter and the emitters of its loop bodies share one name set; a wanted
+// name that is taken gets a numeric suffix.
 class Emitter {
  public:
-  Emitter();
+  // `b` binds the dims; a plan program also gets its mesh (axis sizes bind too).
+  Emitter(const ir::Bindings& b, const ir::Mesh* mesh);
+  ~Emitter();
+  Emitter(const Emitter&) = delete;
+  Emitter& operator=(const Emitter&) = delete;
+
   ir::Graph& graph() { return *g_; }
-  const ir::Graph& graph() const { return *g_; }
+  const ir::TensorType& type(const std::string& v) const;
+  const ir::Bindings& bindings() const;
 
   std::string input(const std::string& name, ir::DType dtype, const Shape& shape);
-  // One-result op named `name` (made unique).
+  // One-result op named `name` (made unique); returns the name given.
   std::string op(const std::string& kind, const std::vector<std::string>& operands,
                  const Attrs& attrs, const std::string& name);
   void op0(const std::string& kind, const std::vector<std::string>& operands, const Attrs& attrs);
   std::vector<std::string> op_n(const std::string& kind, const std::vector<std::string>& operands,
                                 const Attrs& attrs, const std::vector<std::string>& names);
   void output(const std::string& v) { g_->outputs.push_back(v); }
-  // A loop over `var` = 0..count-1 carrying `init`; `body` gets the emitter of
-  // the region and the names of the carried values, and returns the next ones.
+  // A loop over `var` = 0..count-1 carrying `init` (results named `names`);
+  // `body` gets the region's emitter and the carried values, and returns the
+  // next ones.
   std::vector<std::string> loop(
       const std::string& count, const std::string& var, const std::vector<std::string>& init,
-      const std::vector<ir::TensorType>& types, const std::vector<std::string>& names,
+      const std::vector<std::string>& names,
       const std::function<std::vector<std::string>(Emitter&, const std::vector<std::string>&)>&
           body);
-  // Appends the backward pass of this graph (ir::append_backward) and claims
-  // the names it introduced.
-  std::map<std::string, std::string> backward(const ir::GradRequest& req, const ir::Bindings& b,
-                                              const ir::Mesh* mesh);
+  // Appends the backward pass of this graph (ir::append_backward; a loop body
+  // is differentiated on its own) and returns value -> gradient name.
+  std::map<std::string, std::string> backward(const ir::GradRequest& req);
   std::string unique(const std::string& want);
-  bool taken(const std::string& name) const { return names_->count(name) > 0; }
 
  private:
-  Emitter(ir::Graph* g, std::shared_ptr<std::set<std::string>> names)
-      : g_(g), names_(std::move(names)) {}
-  void claim_all(const ir::Graph& g);
+  struct Env;
+  Emitter(ir::Graph* g, std::shared_ptr<Env> env, Emitter* parent);
+  static ir::TensorType type_of(ir::DType dtype, const Shape& shape);
+  void infer(const ir::Op& op);
 
   std::unique_ptr<ir::Graph> own_;
   ir::Graph* g_;
-  std::shared_ptr<std::set<std::string>> names_;
+  std::shared_ptr<Env> env_;
+  Emitter* parent_ = nullptr;
 };
+
+// Dim expression text: products, sums and quotients that drop 1s and 0s.
+std::string dmul(const std::string& a, const std::string& b);
+std::string dadd(const std::string& a, const std::string& b);
+std::string ddiv(const std::string& a, const std::string& b);
 
 // Where a plan value sits in the spec: a region (offset, size per dim) of the
 // spec value, or a partial sum over `partial` axes of that region.
@@ -81,7 +95,7 @@ struct Ctx {
   // Forward value of a parameter (the program input, or its all-gathered form).
   std::function<std::string(const std::string&)> param = [](const std::string& p) { return p; };
   std::vector<Mark> marks;  // plan only
-  bool mark_backward = true;
+  ir::Bindings dims;        // concrete dims, for constants such as 1/sqrt(D)
 
   int64_t size(const std::string& axis) const;
   bool has(const std::string& axis) const { return size(axis) > 1; }
@@ -102,7 +116,8 @@ struct Ctx {
   // Standard regions.
   Region res_region(const std::string& last) const;       // [b, s_res, last]
   Region tok_region(const std::string& last) const;       // [b, s, last]
-  Region heads_region(const std::string& heads, const std::string& per) const;  // [b, h, s, per]
+  Region tp_cols(const std::string& dim) const;           // [b, s, dim split over tp]
+  double dim(const std::string& expr) const;
 };
 
 // Tensor-parallel region boundaries (Megatron's f/g, or SP's allgather /
@@ -138,25 +153,22 @@ struct PlanLoss {
 PlanLoss plan_loss(Emitter& e, Ctx& c, const std::string& logits, const Data& d,
                    const std::string& inv_count);
 
-// Global-norm clipping and AdamW over grads (param -> grad value). Returns the
-// norm; `updated` receives param -> {p', m', v'} value names. In plans,
-// `sumsq_groups` says which params' squared norms are summed over which axes
-// (distinct shards), and `global_axes` the axes the total is summed over.
-struct StepTail {
-  std::string norm;
-  std::map<std::string, std::string> clipped;
-};
+// The global gradient norm over (param, grad value) pairs. In plans a
+// param's squared norm is summed over `distinct_axes[param]` (the axes along
+// which its local grads are different shards; replicas are counted once), and
+// the total over `total_axes` (pipeline stages).
 std::string global_norm(Emitter& e, const std::vector<std::pair<std::string, std::string>>& grads,
                         const std::map<std::string, std::vector<std::string>>& distinct_axes,
-                        const std::vector<std::string>& total_axes, const StepConsts& k);
+                        const std::vector<std::string>& total_axes);
+// min(1, clip / (norm + eps)).
 std::string clip_coef(Emitter& e, const std::string& norm, const StepConsts& k);
-// AdamW of one parameter (already clipped grad): returns {p', m', v'}.
+// AdamW of one parameter (grad already clipped); results named `names`
+// (p', m', v').
 std::vector<std::string> adamw(Emitter& e, const std::string& p, const std::string& g,
                                const std::string& m, const std::string& v,
-                               const std::string& pname, const StepConsts& k);
+                               const std::vector<std::string>& names, const StepConsts& k);
 
-// Attribute helpers.
+// {axes: [...], reduce: ...} of a collective.
 Attrs axes_attr(const std::vector<std::string>& axes, const char* reduce = nullptr);
-std::string join_shape(const Shape& s);
 
 }  // namespace parity::corpus

@@ -81,7 +81,10 @@ struct SpecOptions {
 
 // The single-device training step: forward, masked token-mean cross-entropy,
 // backward (ir::append_backward), global-norm clipping, AdamW.
-ir::Spec build_spec(const ModelConfig& m, const SpecOptions& o);
+// `grads` (optional) receives value -> name of its gradient for the params and
+// the residual stream at layer boundaries.
+ir::Spec build_spec(const ModelConfig& m, const SpecOptions& o,
+                    std::map<std::string, std::string>* grads = nullptr);
 
 // Dims a spec binds: the config's reduced dims with overrides.
 std::map<std::string, int64_t> spec_dims(const ModelConfig& m, const SpecOptions& o);

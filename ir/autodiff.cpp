@@ -103,8 +103,8 @@ class Backward {
         throw InvalidInput("append_backward: wrt value '" + w +
                            "' is not an input or a top-level value of the graph");
       if (!is_float(types_.at(w).dtype))
-        throw InvalidInput("append_backward: wrt value '" + w + "' is " +
-                           types_.at(w).str() + ": integer values have no gradient");
+        throw InvalidInput("append_backward: wrt value '" + w + "' is " + types_.at(w).str() +
+                           ": integer values have no gradient");
     }
     mark_active();
     seed(top);
@@ -163,7 +163,8 @@ class Backward {
   void seed(const std::set<std::string>& top) {
     if (!req_.seeds.empty()) {
       for (const auto& [v, gname] : req_.seeds) {
-        if (!top.count(v)) throw InvalidInput("append_backward: seeded value '" + v + "' is not defined");
+        if (!top.count(v))
+          throw InvalidInput("append_backward: seeded value '" + v + "' is not defined");
         if (!types_.count(gname))
           throw InvalidInput("append_backward: seed gradient '" + gname + "' of '" + v +
                              "' is not defined in the graph");
@@ -182,9 +183,10 @@ class Backward {
       throw InvalidInput("append_backward: loss '" + req_.loss + "' is not a float value");
     // d loss / d loss = 1 (a non-scalar loss is differentiated as the sum of its elements).
     const TensorType& t = type(req_.loss);
-    grad_[req_.loss] = emit("fill", {},
-                            {{"value", 1.0}, {"shape", t.shape}, {"dtype", std::string(dtype_name(t.dtype))}},
-                            pg(req_.loss));
+    grad_[req_.loss] =
+        emit("fill", {},
+             {{"value", 1.0}, {"shape", t.shape}, {"dtype", std::string(dtype_name(t.dtype))}},
+             pg(req_.loss));
   }
 
   // Emits one backward op, runs its shape rule, and returns its (temporary) result.
@@ -223,7 +225,8 @@ class Backward {
   std::string zeros(const std::string& like, const std::string& base) {
     const TensorType& t = type(like);
     return emit("fill", {},
-                {{"value", 0.0}, {"shape", t.shape}, {"dtype", std::string(dtype_name(t.dtype))}}, base);
+                {{"value", 0.0}, {"shape", t.shape}, {"dtype", std::string(dtype_name(t.dtype))}},
+                base);
   }
 
   // Adds a gradient contribution to `v` (values used more than once sum theirs).
@@ -262,7 +265,8 @@ class Backward {
     }
     if (only_lead)  // dropping the leading dims leaves exactly v's shape
       return emit("reduce_sum", {g}, {{"dims", dims_of(dims)}}, pg(v));
-    std::string r = emit("reduce_sum", {g}, {{"dims", dims_of(dims)}, {"keepdim", DimExpr(1)}}, pg(v));
+    std::string r =
+        emit("reduce_sum", {g}, {{"dims", dims_of(dims)}, {"keepdim", DimExpr(1)}}, pg(v));
     return lead ? reshape(r, v, pg(v)) : r;
   }
 
@@ -308,8 +312,9 @@ class Backward {
     std::string st = emit("concat", {lift(u), lift(v)}, {{"dim", DimExpr(last)}}, base);
     std::string top = emit("topk_mask", {st}, {{"k", DimExpr(1)}}, base);
     auto pick = [&](int64_t i) {
-      std::string s = emit("slice", {top},
-                           {{"dim", DimExpr(last)}, {"offset", DimExpr(i)}, {"size", DimExpr(1)}}, base);
+      std::string s =
+          emit("slice", {top},
+               {{"dim", DimExpr(last)}, {"offset", DimExpr(i)}, {"size", DimExpr(1)}}, base);
       return emit("reshape", {s}, {{"shape", t.shape}}, base);
     };
     return {pick(0), pick(1)};
@@ -371,7 +376,8 @@ class Backward {
     bool relevant = false;
     for (const auto& r : op.results) relevant |= grad_.count(r) && active_.count(r);
     if (!relevant) return;
-    if (op.kind == "loop") no_adjoint("loops are not differentiated (differentiate the loop body instead)");
+    if (op.kind == "loop")
+      no_adjoint("loops are not differentiated (differentiate the loop body instead)");
     if (op.results.size() != 1) no_adjoint();
     finalized_.push_back(op.results[0]);
     adjoint(op);
@@ -412,7 +418,8 @@ class Backward {
     if (k == "div") {  // d/db (a/b) = -(a/b)/b
       if (need(0)) give(0, unbroadcast(bin("div", dy, in[1], P(0)), in[0]));
       if (need(1))
-        give(1, un("neg", unbroadcast(bin("div", bin("mul", dy, y, P(1)), in[1], P(1)), in[1]), P(1)));
+        give(1,
+             un("neg", unbroadcast(bin("div", bin("mul", dy, y, P(1)), in[1], P(1)), in[1]), P(1)));
       return;
     }
     if (k == "maximum" || k == "minimum") {
@@ -431,7 +438,8 @@ class Backward {
     // Elementwise, unary.
     const std::string x = in[0];
     const std::string dx = pg(x);
-    if (k == "identity" || k == "add_scalar" || k == "cast") return give(0, dy);  // cast back in accumulate
+    if (k == "identity" || k == "add_scalar" || k == "cast")
+      return give(0, dy);  // cast back in accumulate
     if (k == "neg") return give(0, un("neg", dy, dx));
     if (k == "scale") return give(0, scale(dy, fattr("factor", 1), dx));
     if (k == "square") return give(0, scale(bin("mul", dy, x, dx), 2.0, dx));
@@ -466,7 +474,8 @@ class Backward {
       // Y = A' B' with A' = A^T if transpose_a, B' = B^T if transpose_b.
       bool ta = iattr("transpose_a", 0) != 0, tb = iattr("transpose_b", 0) != 0;
       const std::string &a = in[0], &b = in[1];
-      auto mm = [&](const std::string& l, const std::string& r, bool tl, bool tr, const std::string& base) {
+      auto mm = [&](const std::string& l, const std::string& r, bool tl, bool tr,
+                    const std::string& base) {
         AttrMap at;
         if (tl) at["transpose_a"] = DimExpr(1);
         if (tr) at["transpose_b"] = DimExpr(1);
@@ -507,7 +516,8 @@ class Backward {
     if (k == "transpose") {
       auto perm = sem::ints_attr(op, "perm", b_);
       std::vector<int64_t> inv(perm.size());
-      for (size_t j = 0; j < perm.size(); ++j) inv[sem::norm_axis(perm[j], perm.size())] = static_cast<int64_t>(j);
+      for (size_t j = 0; j < perm.size(); ++j)
+        inv[sem::norm_axis(perm[j], perm.size())] = static_cast<int64_t>(j);
       return give(0, emit("transpose", {dy}, {{"perm", dims_of(inv)}}, dx));
     }
     if (k == "slice") {
@@ -516,9 +526,10 @@ class Backward {
       const DimExpr& size = std::get<DimExpr>(*op.attr("size"));
       DimExpr after = type(x).shape[d] - off - size;
       if (int64_t v; after.try_eval(b_, v)) after = DimExpr(v);
-      return give(0, emit("pad", {dy},
-                          {{"dim", DimExpr(static_cast<int64_t>(d))}, {"before", off}, {"after", after}},
-                          dx));
+      return give(
+          0,
+          emit("pad", {dy},
+               {{"dim", DimExpr(static_cast<int64_t>(d))}, {"before", off}, {"after", after}}, dx));
     }
     if (k == "concat") {
       size_t d = sem::norm_axis(iattr("dim", 0), rank(x));
@@ -543,23 +554,26 @@ class Backward {
                           dx));
     }
     if (k == "where") {  // where(c, a, b) = c*a + (1-c)*b
-      std::string z = emit("fill", {},
-                           {{"value", 0.0}, {"shape", Dims{}}, {"dtype", std::string(dtype_name(type(dy).dtype))}},
-                           y + "_zero");
+      std::string z = emit(
+          "fill", {},
+          {{"value", 0.0}, {"shape", Dims{}}, {"dtype", std::string(dtype_name(type(dy).dtype))}},
+          y + "_zero");
       if (need(1)) give(1, unbroadcast(emit("where", {in[0], dy, z}, {}, P(1)), in[1]));
       if (need(2)) give(2, unbroadcast(emit("where", {in[0], z, dy}, {}, P(2)), in[2]));
       return;
     }
 
     // Neural-network ops.
-    if (k == "softmax") return give(0, emit("softmax_grad", {y, dy}, {{"dim", *op.attr("dim")}}, dx));
+    if (k == "softmax")
+      return give(0, emit("softmax_grad", {y, dy}, {{"dim", *op.attr("dim")}}, dx));
     if (k == "log_softmax") {  // dx = dy - softmax(x) * sum(dy)
       size_t d = sem::norm_axis(iattr("dim", -1), rank(x));
       std::string s = reduce("reduce_sum", dy, {static_cast<int64_t>(d)}, true, dx);
       return give(0, bin("sub", dy, bin("mul", un("exp", y, dx), s, dx), dx));
     }
     if (k == "rmsnorm" || k == "layernorm") return norm_adjoint(op, dy);
-    if (k == "rope") return give(0, rope_adj(op, dy, "rope_grad"));  // a rotation: adjoint = inverse
+    if (k == "rope")
+      return give(0, rope_adj(op, dy, "rope_grad"));  // a rotation: adjoint = inverse
     if (k == "rope_grad") return give(0, rope_adj(op, dy, "rope"));
     if (k == "swiglu") {  // silu(g) * u
       if (need(0)) give(0, bin("silu_grad", in[0], bin("mul", dy, in[1], P(0)), P(0)));
@@ -582,8 +596,9 @@ class Backward {
       return give(0, emit("cross_entropy_grad", {x, in[1], in[2], dy}, std::move(a), dx));
     }
     if (k == "pick") {  // dlogits[n, v] = dy[n] * [labels[n] - offset == v]
-      std::string oh = emit("one_hot", {in[1]}, {{"depth", type(x).shape[1]}, {"offset", *op.attr("offset")}},
-                            y + "_onehot");
+      std::string oh =
+          emit("one_hot", {in[1]}, {{"depth", type(x).shape[1]}, {"offset", *op.attr("offset")}},
+               y + "_onehot");
       std::string d2 = emit("reshape", {dy}, {{"shape", Dims{type(dy).shape[0], DimExpr(1)}}}, dx);
       return give(0, bin("mul", d2, oh, dx));
     }
@@ -629,7 +644,8 @@ class Backward {
 
   // 1 at the (first) maximum of each group of reduced elements of x, else 0:
   // the reduced dims are moved last and merged so topk_mask(k=1) can find it.
-  std::string argmax_mask(const std::string& x, const std::vector<bool>& red, const std::string& base) {
+  std::string argmax_mask(const std::string& x, const std::vector<bool>& red,
+                          const std::string& base) {
     const TensorType& t = type(x);
     size_t r = t.rank();
     std::vector<int64_t> perm;
@@ -724,28 +740,29 @@ class Backward {
   const GradRequest& req_;
   const Bindings& b_;
   const Mesh* mesh_;
-  TypeMap types_;                             // forward values and emitted temporaries
-  std::set<std::string> taken_;               // names of the forward graph (and assigned ones)
-  std::set<std::string> active_;              // values depending on a wrt (or received) value
-  std::map<std::string, std::string> grad_;   // value -> its gradient so far
-  std::map<std::string, std::string> base_;   // temporary -> base of its final name
-  std::vector<std::string> order_;            // temporaries in emission order
-  std::vector<std::string> finalized_;        // values in the order their gradient completed
+  TypeMap types_;                            // forward values and emitted temporaries
+  std::set<std::string> taken_;              // names of the forward graph (and assigned ones)
+  std::set<std::string> active_;             // values depending on a wrt (or received) value
+  std::map<std::string, std::string> grad_;  // value -> its gradient so far
+  std::map<std::string, std::string> base_;  // temporary -> base of its final name
+  std::vector<std::string> order_;           // temporaries in emission order
+  std::vector<std::string> finalized_;       // values in the order their gradient completed
   std::vector<Op> out_;
-  const Op* cur_ = nullptr;                   // forward op being differentiated, for messages
+  const Op* cur_ = nullptr;  // forward op being differentiated, for messages
   int64_t tmp_ = 0;
 };
 
 }  // namespace
 
-std::map<std::string, std::string> append_backward(Graph& g, const GradRequest& req, const Bindings& b,
-                                                   const Mesh* mesh) {
+std::map<std::string, std::string> append_backward(Graph& g, const GradRequest& req,
+                                                   const Bindings& b, const Mesh* mesh) {
   for (const auto& op : g.ops)
     for (const auto& r : op.regions)
       if (has_p2p(r))
-        throw InvalidInput(Diag{"", "", op.label(), "",
-                                "append_backward: a loop with point-to-point ops cannot be differentiated "
-                                "(differentiate the loop body instead)"});
+        throw InvalidInput(
+            Diag{"", "", op.label(), "",
+                 "append_backward: a loop with point-to-point ops cannot be differentiated "
+                 "(differentiate the loop body instead)"});
   return Backward(g, req, b, mesh).run();
 }
 

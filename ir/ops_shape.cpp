@@ -74,9 +74,18 @@ std::vector<TensorType> broadcast_rule(const ShapeCtx& c) {
 std::vector<TensorType> pad_rule(const ShapeCtx& c) {
   size_t d = c.axis(c.eval(c.i("dim")), 0);
   DimExpr before = c.i("before"), after = c.i("after");
-  if (c.eval(before) < 0 || c.eval(after) < 0) c.fail("pad: negative padding");
+  // Padding may depend on the rank (the adjoint of a rank-dependent slice), but
+  // the total must not: every rank's result has one shape.
+  int64_t total = -1;
+  c.for_each_coord(before + after, [&](const Bindings& b) {
+    int64_t x, y;
+    if (!before.try_eval(b, x) || !after.try_eval(b, y)) c.fail("pad: cannot evaluate the padding");
+    if (x < 0 || y < 0) c.fail("pad: negative padding (" + std::to_string(x) + ", " + std::to_string(y) + ")");
+    if (total >= 0 && x + y != total) c.fail("pad: the total padding differs between ranks");
+    total = x + y;
+  });
   auto out = c.in[0];
-  out.shape[d] = before + out.shape[d] + after;
+  out.shape[d] = out.shape[d] + DimExpr(total);
   return {out};
 }
 

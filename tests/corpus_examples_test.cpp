@@ -21,7 +21,7 @@ namespace {
 constexpr const char* kHeader =
     "# Generated from corpus/examples.cpp by tests/corpus_examples_test.cpp\n"
     "# (PARITY_REGEN=1 build/tests/parity_tests --gtest_filter='*CorpusExamples*').\n"
-    "# expect-cmd: validate\n"
+    "# expect-cmd: verify\n"
     "# expect-exit: 0\n";
 
 std::string example_path(const std::string& name) {

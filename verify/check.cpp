@@ -324,26 +324,33 @@ class Checker {
     std::map<std::string, std::vector<bool>> covered;
     for (const auto& o : c_.spec->graph.outputs) covered[o].assign(static_cast<size_t>(ir::sem::num_el(st.spec_shapes.at(o))), false);
     // Partial placements: group the instances that sum together.
-    std::map<std::tuple<size_t, std::string, std::vector<int64_t>>, std::vector<size_t>> partial_groups;
+    // Keyed by what is summed, not by placement: in a per-rank (MPMD) plan the
+    // members of one partial sum are placed by different programs.
+    using PartialKey = std::tuple<std::string, std::vector<std::string>, std::string, std::vector<int64_t>>;
+    std::map<PartialKey, std::vector<size_t>> partial_groups;
+    auto key_of = [&](size_t i) {
+      const ir::Placement& pl = p.placements[inst[i].placement];
+      ir::Coord c = p.mesh.coord_of(inst[i].rank);
+      for (const auto& a : pl.axes) c[*p.mesh.axis_index(a)] = -1;
+      std::vector<std::string> axes = pl.axes;
+      std::sort(axes.begin(), axes.end());
+      return PartialKey{pl.spec_value, axes, inst[i].iter, c};
+    };
     for (size_t i = 0; i < inst.size(); ++i) {
       const ir::Placement& pl = p.placements[inst[i].placement];
       if (pl.kind == ir::PlacementKind::region) continue;
-      ir::Coord c = p.mesh.coord_of(inst[i].rank);
-      for (const auto& a : pl.axes) c[*p.mesh.axis_index(a)] = -1;
-      partial_groups[{inst[i].placement, inst[i].iter, c}].push_back(i);
+      partial_groups[key_of(i)].push_back(i);
     }
     // Obligations in execution order: the first failure is the earliest divergence.
     std::vector<std::vector<size_t>> ordered;
-    std::map<std::tuple<size_t, std::string, std::vector<int64_t>>, bool> emitted;
+    std::map<PartialKey, bool> emitted;
     for (size_t i = 0; i < inst.size(); ++i) {
       const ir::Placement& pl = p.placements[inst[i].placement];
       if (pl.kind == ir::PlacementKind::region) {
         ordered.push_back({i});
         continue;
       }
-      ir::Coord c = p.mesh.coord_of(inst[i].rank);
-      for (const auto& a : pl.axes) c[*p.mesh.axis_index(a)] = -1;
-      auto key = std::make_tuple(inst[i].placement, inst[i].iter, c);
+      auto key = key_of(i);
       if (emitted[key]) continue;
       emitted[key] = true;
       ordered.push_back(partial_groups[key]);
@@ -458,7 +465,9 @@ class Checker {
       ++v.by_hash;
       return 0;
     }
-    if (!opt_.smt_all) {
+    // Screening. With --smt-all it only counts failures after the solver has
+    // produced the shown counterexample.
+    if (!opt_.smt_all || v.cex) {
       for (size_t k = 0; k < points.size(); ++k) {
         auto [s, p] = num[k][i];
         if (!differs(s, p)) continue;
@@ -470,6 +479,8 @@ class Checker {
           return 1;
         }
       }
+    }
+    if (!opt_.smt_all) {
       try {
         TermId a = tt.expand(o.spec_t, opt_.expand_budget), b = tt.expand(o.plan_t, opt_.expand_budget);
         if (a == b) {

@@ -1,0 +1,163 @@
+// Verifier behaviour that the corpus files cannot show alone: solver timeouts,
+// solver agreement, and the fast paths.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "corpus/builder.h"
+#include "frontend/proto/case_io.h"
+#include "verify/check.h"
+
+namespace parity {
+namespace {
+
+using corpus::f32;
+
+// y = (sum a)(sum b)...(one sum per factor) in the spec; the plan computes the
+// fully expanded polynomial through nested outer products, so only
+// distributivity (expansion or the solver) shows they are equal.
+ir::Case expanded_product(int n, int factors, double plan_factor = 1.0) {
+  corpus::SpecBuilder sb("product_of_sums");
+  sb.dim("N", n);
+  auto& g = sb.graph();
+  std::vector<std::string> ins;
+  for (int f = 0; f < factors; ++f) ins.push_back(sb.input("a" + std::to_string(f), f32, {"N"}, ir::Role::data));
+  std::string y = g.op("reduce_sum", {ins[0]}, {{"dims", corpus::ints({"0"})}});
+  for (int f = 1; f < factors; ++f) y = g.op("mul", {y, g.op("reduce_sum", {ins[static_cast<size_t>(f)]}, {{"dims", corpus::ints({"0"})}})});
+  g.let("y", "identity", {y});
+  sb.output("y", ir::Role::loss);
+
+  corpus::PlanBuilder pb("expanded");
+  pb.axis("dp", 1).dim("N", n);
+  auto& p = pb.program("all");
+  std::string acc = p.input("a0", f32, {"N"});
+  pb.replica("all", "a0", "a0");
+  std::string shape = "N";
+  for (int f = 1; f < factors; ++f) {
+    std::string name = "a" + std::to_string(f);
+    p.input(name, f32, {"N"});
+    pb.replica("all", name, name);
+    // outer product: [K,1] x [1,N] -> [K,N] -> flatten to [K*N]
+    std::string col = p.op("reshape", {acc}, {{"shape", corpus::ints({shape, "1"})}});
+    std::string row = p.op("reshape", {name}, {{"shape", corpus::ints({"1", "N"})}});
+    std::string outer = p.op("matmul", {col, row});
+    shape = "(" + shape + ")*N";
+    acc = p.op("reshape", {outer}, {{"shape", corpus::ints({shape})}});
+  }
+  std::string total = p.op("reduce_sum", {acc}, {{"dims", corpus::ints({"0"})}});
+  p.let("y", "scale", {total}, {{"factor", plan_factor}});
+  p.output("y");
+  pb.replica("all", "y", "y");
+  return ir::Case{sb.build(), pb.build()};
+}
+
+TEST(Verify, DistributivityProvedByExpansion) {
+  verify::VerifyOptions opt;
+  auto v = verify::verify_case(expanded_product(3, 2), "t", opt);
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  EXPECT_EQ(v.by_expansion, 1u);
+}
+
+TEST(Verify, DistributivityProvedBySolvers) {
+  for (const char* s : {"z3", "cvc5"}) {
+    verify::VerifyOptions opt;
+    opt.solver = s;
+    opt.expand_budget = 0;
+    auto v = verify::verify_case(expanded_product(3, 2), "t", opt);
+    EXPECT_EQ(v.kind, verify::VerdictKind::verified) << s << ": " << v.reason;
+    EXPECT_EQ(v.by_smt, 1u) << s;
+  }
+}
+
+TEST(Verify, SolverTimeoutIsUnknown) {
+  ir::Case c = expanded_product(6, 4);
+  // Z3 does not finish in 1 ms; with `both`, one solver's timeout is enough.
+  for (const char* s : {"z3", "both"}) {
+    verify::VerifyOptions opt;
+    opt.solver = s;
+    opt.expand_budget = 0;
+    opt.timeout_ms = 1;
+    auto v = verify::verify_case(c, "t", opt);
+    EXPECT_EQ(v.kind, verify::VerdictKind::unknown) << s;
+    EXPECT_EQ(verify::verdict_exit_code(v.kind), 3);
+    EXPECT_NE(v.reason.find("timeout"), std::string::npos) << v.reason;
+  }
+  // cvc5's rewriter normalizes polynomials before the time limit applies, so it
+  // proves this instance: a proof, never a guess.
+  verify::VerifyOptions opt;
+  opt.solver = "cvc5";
+  opt.expand_budget = 0;
+  opt.timeout_ms = 1;
+  auto v = verify::verify_case(c, "t", opt);
+  EXPECT_NE(v.kind, verify::VerdictKind::mismatch);
+  if (v.kind == verify::VerdictKind::verified) {
+    EXPECT_EQ(v.by_smt, 1u);
+  }
+}
+
+TEST(Verify, WrongProductIsRefutedWithReproducedWitness) {
+  ir::Case c = expanded_product(3, 2, 2.0);
+  for (const char* s : {"z3", "cvc5"}) {
+    verify::VerifyOptions opt;
+    opt.solver = s;
+    opt.smt_all = true;  // refute through the solver, not screening
+    auto v = verify::verify_case(c, "t", opt);
+    ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << s << ": " << v.reason;
+    ASSERT_TRUE(v.cex.has_value());
+    EXPECT_NE(v.cex->found_by.find(s), std::string::npos);
+    EXPECT_NEAR(v.cex->plan_num, 2 * v.cex->spec_num, 1e-9 * (1 + std::fabs(v.cex->spec_num)));
+  }
+}
+
+// Every verdict case in corpus/cases gives the expected verdict with Z3 and with cvc5.
+TEST(Verify, SolversAgreeOnCorpus) {
+  namespace fs = std::filesystem;
+  int checked = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(PARITY_SOURCE_DIR) / "corpus" / "cases")) {
+    if (e.path().extension() != ".pbtxt") continue;
+    std::ifstream f(e.path());
+    std::string line, cmd;
+    int want = -1;
+    while (std::getline(f, line) && line.rfind("#", 0) == 0) {
+      if (line.rfind("# expect-cmd: ", 0) == 0) cmd = line.substr(14);
+      if (line.rfind("# expect-exit: ", 0) == 0) want = std::stoi(line.substr(15));
+    }
+    if (cmd != "verify" || (want != 0 && want != 1)) continue;
+    ir::Case c = frontend::read_case(e.path().string());
+    int got[2];
+    int k = 0;
+    for (const char* s : {"z3", "cvc5"}) {
+      verify::VerifyOptions opt;
+      opt.solver = s;
+      // Correct plans: every obligation not equal by canonical form goes to the
+      // solver. Buggy plans: the solvers see what screening leaves (finding
+      // models of large nonlinear terms is slow, and screening finds them).
+      opt.smt_all = want == 0;
+      opt.timeout_ms = 20000;
+      got[k++] = verify::verdict_exit_code(verify::verify_case(c, e.path().string(), opt).kind);
+    }
+    EXPECT_EQ(got[0], want) << e.path() << " with z3";
+    EXPECT_EQ(got[1], want) << e.path() << " with cvc5";
+    ++checked;
+  }
+  EXPECT_GE(checked, 2);
+}
+
+// Writes the timeout case for the file-driven corpus when PARITY_REGEN is set.
+TEST(Verify, RegenerateTimeoutCase) {
+  if (!std::getenv("PARITY_REGEN")) GTEST_SKIP();
+  std::string path = std::string(PARITY_SOURCE_DIR) + "/corpus/cases/solver/timeout.pbtxt";
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+  std::string text = frontend::write_case_string(expanded_product(6, 4), frontend::Format::text);
+  std::ofstream(path) << "# A product of four sums against its 1296-term expansion, with expansion\n"
+                         "# disabled and a 1 ms solver limit: the verdict must be UNKNOWN (exit 3).\n"
+                         "# expect-cmd: verify --expand-budget 0 --timeout-ms 1\n"
+                         "# expect-exit: 3\n"
+                         "# expect-error: UNKNOWN\n"
+                      << text;
+}
+
+}  // namespace
+}  // namespace parity
