@@ -9,10 +9,16 @@ const Attr* Op::attr(const std::string& name) const {
 
 std::string Op::label() const {
   std::string s = kind;
+  if (results.empty() && !operands.empty()) {  // `send(x)`: name what is sent
+    s += "(";
+    for (size_t i = 0; i < operands.size(); ++i) s += (i ? "," : "") + operands[i];
+    s += ")";
+  }
   if (!results.empty()) {
     s += " -> ";
     for (size_t i = 0; i < results.size(); ++i) s += (i ? "," : "") + results[i];
   }
+  if (line) s += " (line " + std::to_string(line) + ")";
   return s;
 }
 

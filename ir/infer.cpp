@@ -19,7 +19,7 @@ struct Checker {
 
   void report(const Op* op, const std::string& msg) {
     Diag d = where;
-    if (op) d.op = op->label() + (op->line ? " (line " + std::to_string(op->line) + ")" : "");
+    if (op) d.op = op->label();
     d.message = msg;
     out.add(d);
     ++errors;

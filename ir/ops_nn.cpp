@@ -93,7 +93,10 @@ void register_nn_ops(OpRegistry& r) {
               {{"dim", AttrKind::Int, true}, {"causal", AttrKind::Int, false}, {"q_offset", AttrKind::Int, false},
                {"k_offset", AttrKind::Int, false}},
               [](const ShapeCtx& c) {
-                if (c.ival("causal", 0) && c.in[0].rank() < 2) c.fail("causal softmax needs [..., Sq, Sk]");
+                if (c.ival("causal", 0)) {
+                  if (c.in[0].rank() < 2) c.fail("causal softmax needs [..., Sq, Sk]");
+                  if (c.axis(c.ival("dim", -1), 0) != c.in[0].rank() - 1) c.fail("causal softmax runs over the last dim");
+                }
                 return std::vector<TensorType>{c.in[0]};
               },
               "exp(x - max) / sum exp(x - max) along dim; causal=1 (over the last dim of [..., Sq, Sk]): key j + "

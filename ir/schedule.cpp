@@ -172,9 +172,10 @@ struct Sim {
             w.push_back(r);
             if (w.size() < groups[e.group].size()) break;
             // Everyone is here: they must all be issuing the same collective.
+            auto shape0 = type_of(w[0], *events[w[0]][pc[w[0]]].op, true);
             for (int64_t q : w) {
               const Event& f = events[q][pc[q]];
-              if (!same_collective(e, f)) {
+              if (!same_collective(e, f) || type_of(q, *f.op, true) != shape0) {
                 err(r, e.op, "ranks of one group issue different collectives: rank " + p.mesh.rank_str(r) + " at " +
                                  where(e) + ", rank " + p.mesh.rank_str(q) + " at " + where(f) +
                                  " (collectives issued in different orders deadlock or mix data)");

@@ -6,7 +6,7 @@
 namespace parity::ir {
 
 void validate_spec(const Spec& s, const std::string& file, DiagList& out, TypeMap* types) {
-  Diag where{file, "spec", "", "", ""};
+  Diag where{file, "(spec)", "", "", ""};
   auto fail = [&](const std::string& msg) {
     Diag d = where;
     d.message = msg;
@@ -23,15 +23,30 @@ void validate_spec(const Spec& s, const std::string& file, DiagList& out, TypeMa
 
 namespace {
 
-// Bindings of every `$` symbol in `exprs` over the mesh (placements are rank-parametric).
-void for_each_rank_binding(const Plan& p, const std::vector<DimExpr>& exprs, const Bindings& base,
+// Loop variables of a program with their counts (`mb` -> M).
+void loop_vars(const Graph& g, const Bindings& b, std::map<std::string, int64_t>& out) {
+  for (const auto& op : g.ops) {
+    if (op.kind != "loop") continue;
+    int64_t n = 0;
+    std::get<DimExpr>(*op.attr("count")).try_eval(b, n);
+    out[std::get<std::string>(*op.attr("var"))] = n;
+    for (const auto& r : op.regions) loop_vars(r, b, out);
+  }
+}
+
+// Bindings of every `$` symbol in `exprs` over the mesh and the program's loop
+// indices (placements are rank-parametric and may be per microbatch).
+void for_each_rank_binding(const Plan& p, const std::map<std::string, int64_t>& loops,
+                           const std::vector<DimExpr>& exprs, const Bindings& base,
                            const std::function<void(const Bindings&)>& fn) {
   std::set<std::string> syms;
   for (const auto& e : exprs) e.symbols(syms);
   std::vector<std::pair<std::string, int64_t>> ranges;
   for (const auto& s : syms)
-    if (!s.empty() && s[0] == '$')
+    if (!s.empty() && s[0] == '$') {
       if (auto i = p.mesh.axis_index(s.substr(1))) ranges.push_back({s, p.mesh.axes[*i].size});
+      else if (auto l = loops.find(s.substr(1)); l != loops.end()) ranges.push_back({s, l->second});
+    }
   Bindings b = base;
   std::function<void(size_t)> rec = [&](size_t k) {
     if (k == ranges.size()) return fn(b);
@@ -140,9 +155,16 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   }
 
   // Placements.
-  std::map<std::string, TypeMap> spec_types;
   TypeMap st;
-  if (spec) validate_spec(*spec, file, out, &st);
+  if (spec) {
+    validate_spec(*spec, file, out, &st);
+    for (const auto& [k, v] : p.dims)
+      if (auto it = spec->dims.find(k); it != spec->dims.end() && it->second != v)
+        fail("", "dim " + k + " is " + std::to_string(it->second) + " in the spec but " + std::to_string(v) + " in the plan");
+  }
+  // A program that failed to check would only add echoes of its errors below.
+  std::set<std::string> broken;
+  for (const auto& d : out.items) broken.insert(d.program);
   std::set<std::pair<std::string, std::string>> placed;
   std::set<std::string> spec_covered;
   for (const auto& pl : p.placements) {
@@ -152,6 +174,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       e.message = "placement of '" + pl.value + "' -> spec '" + pl.spec_value + "': " + m;
       out.add(e);
     };
+    if (broken.count(pl.program)) continue;
     auto pt = types.find(pl.program);
     if (pt == types.end()) {
       err("no program named '" + pl.program + "'");
@@ -192,7 +215,9 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
     for (const auto& [k, v] : spec->dims)
       if (!sb.count(k)) sb[k] = v;
     bool reported = false;
-    for_each_rank_binding(p, exprs, sb, [&](const Bindings& rb) {
+    std::map<std::string, int64_t> loops;
+    loop_vars(p.program(pl.program)->graph, sb, loops);
+    for_each_rank_binding(p, loops, exprs, sb, [&](const Bindings& rb) {
       for (size_t k = 0; k < spec_t.rank() && !reported; ++k) {
         int64_t extent = spec_t.shape[k].eval(sb), plan_extent = plan_t.shape[k].eval(sb);
         int64_t off = 0, size = extent;
@@ -220,9 +245,9 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   // Plan inputs need lineage; spec outputs need a producer.
   for (const auto& prog : p.programs)
     for (const auto& in : prog.graph.inputs)
-      if (!placed.count({prog.name, in}))
+      if (!broken.count(prog.name) && !placed.count({prog.name, in}))
         out.add(Diag{file, prog.name, "", "", "program input '" + in + "' has no placement (which spec tensor does it hold?)"});
-  if (spec)
+  if (spec && broken.empty())
     for (const auto& o : spec->graph.outputs)
       if (!spec_covered.count(o))
         out.add(Diag{file, "", "", "", "spec output '" + o + "' is not placed on any plan value: the plan never produces it"});

@@ -25,12 +25,21 @@ void add_verify(CLI::App& app, Action& run) {
   cmd->callback([&run] {
     run = [] {
       std::string label = files_label(files);
-      ir::Case c = load_case(files);
-      verify::Verdict v = verify::verify_case(c, label, opt);
+      ir::Case c;
+      verify::Verdict v;
+      try {
+        c = load_case(files);
+        v = verify::verify_case(c, label, opt);
+      } catch (const ir::InvalidInput& e) {  // unreadable input still gets a report
+        v.kind = verify::VerdictKind::invalid;
+        v.reason = e.what();
+        v.diags.push_back(e.diag());
+      }
       if (json_out == "-") {
         fmt::print("{}\n", verdict_json(v, label).dump(2));
       } else {
-        fmt::print("{}", verdict_text(v, label, c));
+        // Diagnostics of invalid input go to stderr, as with `validate`.
+        fmt::print(v.kind == verify::VerdictKind::invalid ? stderr : stdout, "{}", verdict_text(v, label, c));
         if (!json_out.empty()) {
           std::ofstream f(json_out);
           if (!f) throw std::runtime_error("cannot write " + json_out);
