@@ -283,6 +283,8 @@ std::string isolate_rank(ir::Plan& p, int64_t rank) {
     rest.ranks.fixed[ax] = allowed;
     parts.push_back(std::move(rest));
   }
+  std::vector<std::string> names = {mine.name};
+  for (const auto& q : parts) names.push_back(q.name);
   std::vector<ir::Program> progs;
   for (auto& q : p.programs)
     if (q.name != orig.name) progs.push_back(std::move(q));
@@ -295,11 +297,9 @@ std::string isolate_rank(ir::Plan& p, int64_t rank) {
       pl.push_back(x);
       continue;
     }
-    ir::Placement y = x;
-    y.program = mine.name;
-    pl.push_back(y);
-    for (const auto& q : parts) {
-      y.program = q.name;
+    for (const auto& n : names) {
+      ir::Placement y = x;
+      y.program = n;
       pl.push_back(y);
     }
   }

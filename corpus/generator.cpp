@@ -109,6 +109,8 @@ class Gen {
     if (o_.zero < 0 || o_.zero > 3) bad("--zero must be 0, 1, 2 or 3");
     if (o_.ep > 1 && !m_.moe()) bad("--ep needs a MoE model (deepseek-v3-*)");
     if (o_.sp && o_.tp < 2) bad("--sp needs --tp > 1");
+    if (o_.marks != "all" && o_.marks != "forward" && o_.marks != "io")
+      bad("--marks must be all, forward or io");
     if (o_.schedule != "seq")
       bad("--schedule " + o_.schedule +
           ": only 'seq' (forward and backward of one microbatch per loop iteration) is generated");
@@ -376,7 +378,8 @@ void Gen::stage(int64_t s) {
     for (const ParamDef* p : held) req.wrt.push_back(p->name);
     req.wrt.insert(req.wrt.end(), boundaries.begin(), boundaries.end());
     auto g = be.backward(req);
-    for (const auto& v : boundaries) c.mark(g.at(v), spec_grads_.at(v), c.res_region("H"));
+    if (o_.marks == "all")
+      for (const auto& v : boundaries) c.mark(g.at(v), spec_grads_.at(v), c.res_region("H"));
     std::map<std::string, std::string> out;
     for (const ParamDef* p : held) out[p->name] = g.at(p->name);
     c.param = [](const std::string& n) { return n; };  // `gathered` and `be` end here
@@ -413,6 +416,7 @@ void Gen::stage(int64_t s) {
     if (last) ce_total = res.back();
   }
   for (const auto& mk : c.marks) {
+    if (o_.marks == "io") break;
     bool per_mb = false;
     for (const auto& [off, size] : mk.region) per_mb |= off.find("$mb") != std::string::npos;
     // The validator binds mesh coordinates in placement regions but not loop
@@ -440,7 +444,7 @@ void Gen::stage(int64_t s) {
     std::vector<std::string> axes = sync_axes(*p);
     int zd = zero_dim(*p);
     const bool tied_apart = pipelined && p->first && p->last;  // half its grad is on another stage
-    if (!axes.empty() && !(zero3 && zd >= 0) && !tied_apart)
+    if (!axes.empty() && !(zero3 && zd >= 0) && !tied_apart && o_.marks != "io")
       place(prog, g, grad_name(p->name), param_region(*p, false), axes);
     if (zd >= 0 && o_.zero >= 1) {
       // ZeRO: the dp part of the reduction scatters (ZeRO-3's backward already did).

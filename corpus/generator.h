@@ -34,6 +34,10 @@ struct GenOptions {
   int64_t layers = 0;            // 0: max(config's reduced count, pp)
   Step step = Step::adamw;
   std::map<std::string, int64_t> dims;  // overrides of the reduced dims
+  // Which intermediate values get placements (for localizing a divergence):
+  // all (activations and the gradients of the residual stream), forward
+  // (activations only), io (only inputs and outputs).
+  std::string marks = "all";
   // Place values inside a microbatch loop too (their regions use $mb). Off by
   // default: ir::validate_plan does not bind loop indices in regions yet.
   bool loop_marks = false;

@@ -1,18 +1,265 @@
+// `parity explain`: verifies a case and presents the verdict for people: a
+// self-contained HTML page (-o), or a line-oriented prompt for remote terminals (--tui).
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "ir/print.h"
+#include "ir/validate.h"
 #include "tools/cli.h"
+#include "tools/report.h"
+#include "tools/report_formats.h"
+#include "verify/check.h"
 
 namespace parity::cli {
 
+namespace {
+
+constexpr const char* kHelp =
+    "commands:\n"
+    "  summary            the verdict line\n"
+    "  cex                the first divergence: element, op, both expressions, difference, "
+    "witness\n"
+    "  placements [TEXT]  every placement with its obligation counts (only those containing TEXT)\n"
+    "  show VALUE         where VALUE is defined and placed: a plan value (`tp.o`, `o`) or a spec "
+    "value\n"
+    "  diags              validation diagnostics (INVALID input)\n"
+    "  plan | spec        the readable listing\n"
+    "  help               this list\n"
+    "  quit               leave (end of input also leaves)\n";
+
+std::string trim(const std::string& s) {
+  auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string::npos) return "";
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+// True when a listing line defines `value` (`input %v`, `%v = ...`, `%a, %v = ...`).
+bool defines(const std::string& line, const std::string& value) {
+  std::string t = trim(line);
+  if (t.rfind("input %" + value + " ", 0) == 0 || t == "input %" + value) return true;
+  auto eq = t.find(" = ");
+  if (t.empty() || t[0] != '%' || eq == std::string::npos) return false;
+  std::string lhs = t.substr(0, eq) + ",";
+  return lhs.rfind("%" + value + ",", 0) == 0 || lhs.find(" %" + value + ",") != std::string::npos;
+}
+
+class Repl {
+ public:
+  Repl(const verify::Verdict& v, const ReportInput& in) : v_(v), in_(in) {
+    if (!in.c) return;
+    ir::DiagList ignored;
+    try {
+      if (in.c->spec) ir::validate_spec(*in.c->spec, in.label, ignored, &spec_types_);
+      if (!in.c->plan.programs.empty())
+        ir::validate_plan(in.c->plan, in.c->spec ? &*in.c->spec : nullptr, in.label, ignored,
+                          &plan_types_);
+    } catch (const std::exception&) {
+    }
+    if (in.c->spec) spec_text_ = ir::print_spec(*in.c->spec, &spec_types_);
+    if (!in.c->plan.programs.empty()) plan_text_ = ir::print_plan(in.c->plan, &plan_types_);
+  }
+
+  void run(std::istream& is, std::ostream& os) {
+    bool tty = isatty(STDIN_FILENO);
+    os << summary() << "type `help` for commands\n";
+    for (std::string line;;) {
+      if (tty) os << "parity> " << std::flush;
+      if (!std::getline(is, line)) break;
+      std::istringstream words(line);
+      std::string cmd, arg;
+      words >> cmd;
+      std::getline(words, arg);
+      arg = trim(arg);
+      if (cmd.empty()) continue;
+      if (cmd == "quit" || cmd == "exit" || cmd == "q") break;
+      os << answer(cmd, arg) << std::flush;
+    }
+  }
+
+ private:
+  std::string summary() const {
+    ir::Case empty;
+    std::string t = verdict_text(v_, in_.label, in_.c ? *in_.c : empty);
+    return t.substr(0, t.find('\n') + 1);
+  }
+
+  std::string answer(const std::string& cmd, const std::string& arg) const {
+    if (cmd == "help" || cmd == "?") return kHelp;
+    if (cmd == "summary") {
+      ir::Case empty;
+      std::string t = verdict_text(v_, in_.label, in_.c ? *in_.c : empty);
+      return v_.kind == verify::VerdictKind::invalid ? t : summary();
+    }
+    if (cmd == "cex" || cmd == "witness") {
+      if (!v_.cex)
+        return fmt::format("no counterexample: the verdict is {}\n", verify::verdict_name(v_.kind));
+      std::string s;
+      for (const auto& l : split(cex_text(*v_.cex))) s += "  " + l + "\n";
+      return s;
+    }
+    if (cmd == "placements") return placements(arg);
+    if (cmd == "show") return arg.empty() ? "usage: show VALUE\n" : show(arg);
+    if (cmd == "diags") {
+      if (v_.diags.empty()) return "no diagnostics\n";
+      std::string s;
+      for (const auto& d : v_.diags) s += "INVALID: " + d.str() + "\n";
+      return s;
+    }
+    if (cmd == "plan") return plan_text_.empty() ? "no plan\n" : plan_text_;
+    if (cmd == "spec") return spec_text_.empty() ? "no spec\n" : spec_text_;
+    return "unknown command '" + cmd + "'; type `help`\n";
+  }
+
+  static std::vector<std::string> split(const std::string& s) {
+    std::vector<std::string> out;
+    std::istringstream is(s);
+    for (std::string l; std::getline(is, l);) out.push_back(l);
+    return out;
+  }
+
+  const verify::PlacementStats* stats_of(const ir::Placement& pl) const {
+    for (const auto& p : v_.placements)
+      if (p.label == placement_label(pl)) return &p;
+    return nullptr;
+  }
+
+  static std::string region_str(const ir::Placement& pl) {
+    std::string s = ir::placement_kind_name(pl.kind);
+    if (pl.kind == ir::PlacementKind::partial) {
+      s += " summed over";
+      for (const auto& a : pl.axes) s += " " + a;
+    }
+    if (pl.region.empty()) return s;
+    s += " [";
+    for (size_t k = 0; k < pl.region.size(); ++k)
+      s += (k ? ", " : "") + pl.region[k].offset.str() + ":+" + pl.region[k].size.str();
+    return s + "]";
+  }
+
+  std::string counts(const ir::Placement& pl) const {
+    const verify::PlacementStats* s = stats_of(pl);
+    if (!s) return "not checked";
+    return fmt::format("{} obligations: {} proved, {} failed, {} unknown", s->obligations,
+                       s->proved, s->failed, s->unknown);
+  }
+
+  std::string placements(const std::string& filter) const {
+    if (!in_.c) return "no plan\n";
+    std::string s;
+    for (const auto& pl : in_.c->plan.placements) {
+      std::string row =
+          fmt::format("  {:<28} {:<40} {}\n", placement_label(pl), region_str(pl), counts(pl));
+      if (filter.empty() || row.find(filter) != std::string::npos) s += row;
+    }
+    return s.empty() ? "no placements\n" : s;
+  }
+
+  // The listing lines of `text` that define `value`, inside `program` when it is not empty.
+  static std::vector<std::string> def_lines(const std::string& text, const std::string& value,
+                                            const std::string& program, bool is_plan) {
+    std::vector<std::string> out;
+    std::string cur;
+    for (const auto& l : split(text)) {
+      if (is_plan && l.rfind("  program ", 0) == 0) cur = l.substr(10, l.find(' ', 10) - 10);
+      if ((program.empty() || cur == program) && defines(l, value))
+        out.push_back(is_plan ? cur + ": " + trim(l) : trim(l));
+    }
+    return out;
+  }
+
+  std::string show(std::string name) const {
+    if (!in_.c) return "no case loaded\n";
+    std::string program;
+    auto dot = name.find('.');
+    if (dot != std::string::npos) program = name.substr(0, dot), name = name.substr(dot + 1);
+    if (!name.empty() && name[0] == '%') name = name.substr(1);
+    std::string s;
+    for (const auto& l : def_lines(plan_text_, name, program, true)) {
+      s += "plan  " + l;
+      std::string prog = l.substr(0, l.find(':'));
+      if (const ir::Program* p = in_.c->plan.program(prog))
+        if (const ir::Op* op = find_def(p->graph, name); op && op->line)
+          s += fmt::format("    (line {})", op->line);
+      s += "\n";
+      for (const auto& pl : in_.c->plan.placements)
+        if (pl.program == prog && pl.value == name)
+          s += fmt::format("      placed: {} of spec %{}; {}\n", region_str(pl), pl.spec_value,
+                           counts(pl));
+      if (v_.cex && v_.cex->program == prog && v_.cex->value == name)
+        s += fmt::format("      first divergence here: {}{} on rank {}\n", name,
+                         index_str(v_.cex->plan_index), v_.cex->rank);
+    }
+    if (program.empty()) {
+      for (const auto& l : def_lines(spec_text_, name, "", false)) {
+        s += "spec  " + l;
+        if (const ir::Op* op = find_def(in_.c->spec->graph, name); op && op->line)
+          s += fmt::format("    (line {})", op->line);
+        s += "\n";
+      }
+      bool any = false;
+      for (const auto& pl : in_.c->plan.placements) {
+        if (pl.spec_value != name) continue;
+        if (!any) s += "      plan shards of spec %" + name + ":\n";
+        any = true;
+        s += fmt::format("        {}.%{}: {}; {}\n", pl.program, pl.value, region_str(pl),
+                         counts(pl));
+      }
+    }
+    return s.empty() ? "no value named '" + name + "'\n" : s;
+  }
+
+  const verify::Verdict& v_;
+  const ReportInput& in_;
+  ir::TypeMap spec_types_;
+  std::map<std::string, ir::TypeMap> plan_types_;
+  std::string spec_text_, plan_text_;
+};
+
+}  // namespace
+
 void add_explain(CLI::App& app, Action& run) {
-  auto* cmd = app.add_subcommand("explain", "(not yet available in this build)");
-  static std::vector<std::string> args;
-  cmd->add_option("args", args);
-  cmd->allow_extras();
+  auto* cmd = app.add_subcommand(
+      "explain", "verify a case and explain the verdict: an HTML report or an interactive prompt");
+  static std::vector<std::string> files;
+  static verify::VerifyOptions opt;
+  static std::string html_out;
+  static bool tui = false;
+  cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
+  cmd->add_option("-o,--output", html_out, "write a self-contained HTML report to this file");
+  cmd->add_flag("--tui", tui,
+                "explore the verdict with commands read from stdin (summary, cex, placements, show "
+                "VALUE, quit)");
+  cmd->add_option("--solver", opt.solver, "z3, cvc5, or both (they must agree)")
+      ->check(CLI::IsMember({"z3", "cvc5", "both"}));
+  cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout");
+  cmd->add_option("--seed", opt.seed, "seed of the concrete screening points");
+  cmd->add_option("--points", opt.random_points, "concrete screening points");
+  cmd->add_option("--expand-budget", opt.expand_budget,
+                  "monomials allowed when expanding products");
   cmd->callback([&run] {
     run = [] {
-      fmt::print(stderr, "parity explain: not available in this build yet\n");
-      return int(kUnknown);
+      std::string label = files_label(files);
+      ir::Case c;
+      verify::Verdict v = load_and_verify(files, opt, c);
+      ReportInput in{files, label, &c};
+      if (!html_out.empty()) {
+        std::ofstream f(html_out, std::ios::binary);
+        if (!f || !(f << explain_html(v, in)) || !f.flush())
+          throw std::runtime_error("cannot write " + html_out);
+        fmt::print("{}: {}; report written to {}\n", verify::verdict_name(v.kind), label, html_out);
+      }
+      if (tui) {
+        Repl(v, in).run(std::cin, std::cout);
+      } else if (html_out.empty()) {
+        fmt::print(v.kind == verify::VerdictKind::invalid ? stderr : stdout, "{}",
+                   verdict_text(v, label, c));
+        fmt::print(stderr, "(write an HTML report with -o FILE, or explore with --tui)\n");
+      }
+      return verify::verdict_exit_code(v.kind);
     };
   });
 }

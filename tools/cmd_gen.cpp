@@ -62,6 +62,8 @@ void add_gen(CLI::App& app, Action& run) {
   cmd->add_option("--layers", a.o.layers, "layers of the reduced model (default: config's, at least pp)");
   cmd->add_option("--step", a.step, "grads | clip | adamw (default adamw: the full step)")
       ->check(CLI::IsMember({"grads", "clip", "adamw"}));
+  cmd->add_option("--marks", a.o.marks, "placed intermediates: all, forward (no gradients) or io")
+      ->check(CLI::IsMember({"all", "forward", "io"}));
   cmd->add_option("--dim", a.dims, "override a reduced dim, e.g. --dim H=16");
   cmd->add_option("--bug", a.bug, "inject a named bug, optionally at a rank, microbatch or layer");
   cmd->add_option("-o,--out", a.out, "case file to write (.pbtxt text, .pb binary)");

@@ -1,51 +1,130 @@
 #include <fmt/format.h>
+#include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "tools/cli.h"
 #include "tools/report.h"
+#include "tools/report_formats.h"
 #include "verify/check.h"
 
 namespace parity::cli {
 
+namespace {
+
+// A one-line elapsed-time display on stderr while the verifier runs: only on a
+// terminal, never under CI, and only once a run takes longer than half a second.
+class Progress {
+ public:
+  explicit Progress(const std::string& label) {
+    const char* term = std::getenv("TERM");
+    if (!isatty(STDERR_FILENO) || std::getenv("CI") || (term && std::string(term) == "dumb"))
+      return;
+    worker_ = std::thread([this, label] {
+      using namespace std::chrono;
+      auto t0 = steady_clock::now();
+      bool shown = false;
+      std::unique_lock<std::mutex> lk(m_);
+      for (int k = 0; !cv_.wait_for(lk, milliseconds(200), [this] { return done_; }); ++k) {
+        double s = duration<double>(steady_clock::now() - t0).count();
+        if (s < 0.5) continue;
+        fmt::print(stderr, "\r{} verifying {} ... {:.1f} s", "|/-\\"[k % 4], label, s);
+        std::fflush(stderr);
+        shown = true;
+      }
+      if (shown) fmt::print(stderr, "\r\033[K");
+    });
+  }
+  ~Progress() {
+    if (!worker_.joinable()) return;
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread worker_;
+};
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  if (!f || !(f << text) || !f.flush()) throw std::runtime_error("cannot write " + path);
+}
+
+}  // namespace
+
+verify::Verdict load_and_verify(const std::vector<std::string>& files,
+                                const verify::VerifyOptions& opt, ir::Case& c) {
+  verify::Verdict v;
+  try {
+    c = load_case(files);
+    Progress progress(files_label(files));
+    v = verify::verify_case(c, files_label(files), opt);
+  } catch (const ir::InvalidInput& e) {  // unreadable input still gets a report
+    v.kind = verify::VerdictKind::invalid;
+    v.reason = e.what();
+    v.diags.push_back(e.diag());
+  }
+  return v;
+}
+
 void add_verify(CLI::App& app, Action& run) {
-  auto* cmd = app.add_subcommand("verify", "prove that the plan computes the spec's training step, or show where it diverges");
+  auto* cmd = app.add_subcommand(
+      "verify", "prove that the plan computes the spec's training step, or show where it diverges");
   static std::vector<std::string> files;
   static verify::VerifyOptions opt;
-  static std::string json_out;
+  static std::string json_out, junit_out, sarif_out;
   cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
-  cmd->add_option("--solver", opt.solver, "z3, cvc5, or both (they must agree)")->check(CLI::IsMember({"z3", "cvc5", "both"}));
+  cmd->add_option("--solver", opt.solver, "z3, cvc5, or both (they must agree)")
+      ->check(CLI::IsMember({"z3", "cvc5", "both"}));
   cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout");
   cmd->add_option("--seed", opt.seed, "seed of the concrete screening points");
   cmd->add_option("--points", opt.random_points, "concrete screening points");
-  cmd->add_option("--expand-budget", opt.expand_budget, "monomials allowed when expanding products");
-  cmd->add_flag("--smt-all", opt.smt_all, "send every obligation not equal by canonical form to the solver");
+  cmd->add_option("--expand-budget", opt.expand_budget,
+                  "monomials allowed when expanding products");
+  cmd->add_flag("--smt-all", opt.smt_all,
+                "send every obligation not equal by canonical form to the solver");
   cmd->add_option("--json", json_out, "write the verdict as JSON to this file (- for stdout)");
+  cmd->add_option("--junit", junit_out, "write a JUnit XML report to this file (- for stdout)");
+  cmd->add_option("--sarif", sarif_out, "write a SARIF 2.1.0 log to this file (- for stdout)");
   cmd->callback([&run] {
+    if ((json_out == "-") + (junit_out == "-") + (sarif_out == "-") > 1)
+      throw CLI::ValidationError("--json/--junit/--sarif", "only one report can go to stdout (-)");
     run = [] {
       std::string label = files_label(files);
       ir::Case c;
-      verify::Verdict v;
-      try {
-        c = load_case(files);
-        v = verify::verify_case(c, label, opt);
-      } catch (const ir::InvalidInput& e) {  // unreadable input still gets a report
-        v.kind = verify::VerdictKind::invalid;
-        v.reason = e.what();
-        v.diags.push_back(e.diag());
+      verify::Verdict v = load_and_verify(files, opt, c);
+      ReportInput in{files, label, &c};
+      // At most one report replaces the text on stdout; the others go to their files.
+      std::vector<std::pair<std::string, std::string>> outs;
+      if (!json_out.empty()) outs.emplace_back(json_out, verdict_json(v, label).dump(2) + "\n");
+      if (!junit_out.empty()) outs.emplace_back(junit_out, verdict_junit(v, in));
+      if (!sarif_out.empty()) outs.emplace_back(sarif_out, verdict_sarif(v, in).dump(2) + "\n");
+      bool to_stdout = false;
+      for (const auto& [path, text] : outs) {
+        if (path != "-") continue;
+        fmt::print("{}", text);
+        std::fflush(stdout);
+        to_stdout = true;
       }
-      if (json_out == "-") {
-        fmt::print("{}\n", verdict_json(v, label).dump(2));
-      } else {
-        // Diagnostics of invalid input go to stderr, as with `validate`.
-        fmt::print(v.kind == verify::VerdictKind::invalid ? stderr : stdout, "{}", verdict_text(v, label, c));
-        if (!json_out.empty()) {
-          std::ofstream f(json_out);
-          if (!f) throw std::runtime_error("cannot write " + json_out);
-          f << verdict_json(v, label).dump(2) << "\n";
-        }
-      }
+      // Diagnostics of invalid input go to stderr, as with `validate`.
+      if (!to_stdout)
+        fmt::print(v.kind == verify::VerdictKind::invalid ? stderr : stdout, "{}",
+                   verdict_text(v, label, c));
+      for (const auto& [path, text] : outs)
+        if (path != "-") write_file(path, text);
       return verify::verdict_exit_code(v.kind);
     };
   });

@@ -17,6 +17,9 @@ struct VerifyOptions {
   uint64_t seed = 1;
   size_t expand_budget = 200000;  // monomials per obligation pair
   bool smt_all = false;           // every pair not equal by hash goes to SMT (backend tests)
+  // Unrolled rank-instructions the full (unreduced) plan may have; beyond it
+  // the verdict is UNKNOWN rather than an unbounded run.
+  size_t max_rank_instructions = 20'000'000;
 };
 
 enum class VerdictKind { verified, mismatch, unknown, invalid };

@@ -1,0 +1,68 @@
+// Differential comparison of a plan's numbers against its spec's.
+//
+// Floating-point results of a correct plan differ from the spec's only by the
+// order of additions (a split matmul, an allreduce of partial sums). How much
+// reassociation alone moves each value is measured by a control run: the spec
+// again with pairwise summation and the reference (non-BLAS) matmul. Per spec
+// value T:
+//
+//   control(T) = max |spec - control| over T
+//   scale(T)   = max |spec| over T
+//   tol(T)     = max(k * control(T), floor_eps * epsilon(dtype) * scale(T))
+//
+// with k = 16 and floor_eps = 8 by default (the floor covers values that
+// reassociation does not touch, e.g. a sum of two terms). An element matches
+// when |plan - spec| <= tol(T); a NaN matches only a NaN. The verdict is MATCH
+// when every element of every placed value does, else DIFFERS, naming the
+// element with the largest error relative to its tolerance.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "exec/runner.h"
+
+namespace parity::exec {
+
+struct CompareOptions {
+  double k = 16;
+  double floor_eps = 8;
+};
+
+// RunOptions of the control run for a run with options `o`.
+RunOptions control_options(const RunOptions& o);
+
+struct TensorStats {
+  std::string spec_value;
+  bool output = false;  // a spec output (else an input or intermediate)
+  int64_t pieces = 0, elements = 0;
+  double max_abs = 0, max_rel = 0, max_ulp = 0;
+  double control = 0, scale = 0, tol = 0;
+  // The element with the largest |plan - spec| / tol.
+  double worst_ratio = 0;
+  std::vector<int64_t> worst_index;
+  double worst_plan = 0, worst_spec = 0;
+  std::string worst_where;
+  bool ok = true;
+};
+
+struct Comparison {
+  bool match = true;
+  DType dtype = DType::f32;
+  CompareOptions opt;
+  std::vector<TensorStats> tensors;  // in order of first definition in the plan
+  // The tensor holding the worst element (nullptr when nothing was compared).
+  const TensorStats* worst() const;
+  // `MATCH: ...` or `DIFFERS: <tensor>[index] ...`.
+  std::string summary() const;
+};
+
+// Compares every piece with the spec's value at its coordinates. Throws
+// ir::InvalidInput when a piece lies outside its spec value, names a value the
+// spec does not define, or a spec output element is covered by no piece.
+Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces, const Values& spec_values,
+                   const Values& control, DType dtype, const CompareOptions& opt = {});
+
+// Distance in units in the last place of `dtype` between two values of it.
+double ulp_distance(double a, double b, DType dtype);
+
+}  // namespace parity::exec

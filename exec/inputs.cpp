@@ -1,0 +1,78 @@
+#include "exec/inputs.h"
+
+#include <functional>
+#include <random>
+
+#include "ir/validate.h"
+
+namespace parity::exec {
+
+namespace {
+// Uniform in [0, 1) from the top 53 bits: identical on every platform.
+double unit(std::mt19937_64& g) { return static_cast<double>(g() >> 11) * 0x1p-53; }
+
+ir::TypeMap spec_types(const ir::Spec& spec) {
+  ir::DiagList d;
+  ir::TypeMap types;
+  ir::validate_spec(spec, "", d, &types);
+  return types;
+}
+}  // namespace
+
+std::map<std::string, int64_t> id_ranges(const ir::Spec& spec) {
+  ir::TypeMap types = spec_types(spec);
+  std::map<std::string, int64_t> r;
+  auto dim = [&](const std::string& v, size_t k) -> int64_t {
+    auto it = types.find(v);
+    if (it == types.end() || it->second.rank() <= k) return 0;
+    int64_t out = 0;
+    return it->second.shape[k].try_eval(spec.dims, out) ? out : 0;
+  };
+  std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
+    for (const auto& op : g.ops) {
+      for (const auto& reg : op.regions) walk(reg);
+      if (op.operands.size() < 2 && op.kind != "embedding_grad") continue;
+      if (op.kind == "embedding") r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 0));
+      if (op.kind == "cross_entropy" || op.kind == "cross_entropy_grad" || op.kind == "pick")
+        r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 1));
+      if (op.kind == "embedding_grad" && !op.operands.empty())
+        if (const ir::Attr* a = op.attr("vocab"); a && std::holds_alternative<ir::DimExpr>(*a)) {
+          int64_t v = 0;
+          if (std::get<ir::DimExpr>(*a).try_eval(spec.dims, v)) r[op.operands[0]] = std::max(r[op.operands[0]], v);
+        }
+    }
+  };
+  walk(spec.graph);
+  return r;
+}
+
+Values make_inputs(const ir::Spec& spec, uint64_t seed, DType dtype) {
+  ir::TypeMap types = spec_types(spec);
+  auto ranges = id_ranges(spec);
+  std::mt19937_64 g(seed);
+  Values out;
+  for (const auto& name : spec.graph.inputs) {
+    auto it = types.find(name);
+    if (it == types.end()) throw ir::InvalidInput("spec input '" + name + "' has no type");
+    const ir::TensorType& ty = it->second;
+    ir::Tensor<double> t(ir::concrete_shape(ty, spec.dims), 0.0);
+    if (ty.dtype == ir::DType::i64) {
+      int64_t range = ranges.count(name) ? std::max<int64_t>(ranges[name], 1) : 16;
+      for (auto& v : t.data) v = static_cast<double>(g() % static_cast<uint64_t>(range));
+    } else if (ty.dtype == ir::DType::i1) {
+      for (auto& v : t.data) v = unit(g) < 0.75 ? 1.0 : 0.0;
+      if (!t.data.empty()) t.data[0] = 1.0;
+    } else {
+      for (auto& v : t.data) {
+        double x = 2.0 * unit(g) - 1.0;
+        if (dtype == DType::f32) x = static_cast<float>(x);
+        if (dtype == DType::bf16) x = round_bf16(static_cast<float>(x));
+        v = x;
+      }
+    }
+    out[name] = std::move(t);
+  }
+  return out;
+}
+
+}  // namespace parity::exec

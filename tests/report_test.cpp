@@ -1,0 +1,428 @@
+// The reports of `parity verify` (--junit, --sarif) and `parity explain` (-o, --tui),
+// run through the real binary. JUnit output is validated against
+// tests/browser/schemas/junit.xsd with xmllint; SARIF against the SARIF 2.1.0
+// schema shipped by the npm package @microsoft/jest-sarif (installed into
+// tests/browser/node_modules by scripts/browser-test.sh) with Python's jsonschema.
+// Structural checks run always; the schema checks skip when a validator or the
+// schema is missing, unless PARITY_REQUIRE_SCHEMAS=1.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const std::string kSrc = PARITY_SOURCE_DIR;
+const std::string kBug = "corpus/cases/demo/mlp_tp2_missing_allreduce.pbtxt";
+const std::string kGood = "corpus/cases/examples/mlp_tp2.pbtxt";
+const std::string kSarifSchema =
+    kSrc + "/tests/browser/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json";
+const std::string kJunitXsd = kSrc + "/tests/browser/schemas/junit.xsd";
+
+struct Run {
+  int rc = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs a shell command from the source directory.
+Run sh(const std::string& cmd) {
+  Run r;
+  std::string full = "cd '" + kSrc + "' && (" + cmd + ") 2>&1";
+  FILE* p = popen(full.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  int st = pclose(p);
+  r.rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+size_t count(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+bool schemas_required() {
+  const char* e = std::getenv("PARITY_REQUIRE_SCHEMAS");
+  return e && *e && std::string(e) != "0";
+}
+
+// parity_tests is BUILD/tests/parity_tests and parity is BUILD/tools/parity, unless PARITY_BIN says
+// otherwise.
+std::string parity_bin() {
+  if (const char* e = std::getenv("PARITY_BIN")) return e;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  return (self.parent_path().parent_path() / "tools" / "parity").string();
+}
+
+// A Python with the jsonschema module, or "".
+std::string python_with_jsonschema() {
+  for (const char* py : {"python3", "/usr/bin/python3"})
+    if (sh(std::string(py) + " -c 'import jsonschema' >/dev/null 2>&1").rc == 0) return py;
+  return "";
+}
+
+// The outcome of a schema check: valid, invalid (with the validator's words), or not possible here.
+struct Check {
+  bool skipped = false, valid = false;
+  std::string message;
+};
+
+Check check_junit(const std::string& file) {
+  if (sh("command -v xmllint >/dev/null").rc != 0)
+    return {true, false, "xmllint not found (Debian libxml2-utils)"};
+  Run r = sh("xmllint --noout --schema '" + kJunitXsd + "' '" + file + "'");
+  return {false, r.rc == 0, r.out};
+}
+
+Check check_sarif(const std::string& file, const std::string& dir) {
+  if (!fs::exists(kSarifSchema))
+    return {true, false, "no SARIF schema: run scripts/browser-test.sh --install-only"};
+  std::string py = python_with_jsonschema();
+  if (py.empty()) return {true, false, "no Python jsonschema module (Debian python3-jsonschema)"};
+  std::string script = dir + "/validate_sarif.py";
+  std::ofstream(script)
+      << "import json, sys, jsonschema\n"
+         "schema = json.load(open(sys.argv[1]))\n"
+         "doc = json.load(open(sys.argv[2]))\n"
+         "cls = jsonschema.validators.validator_for(schema)\n"
+         "cls.check_schema(schema)\n"
+         "errors = list(cls(schema).iter_errors(doc))\n"
+         "for e in errors[:20]:\n"
+         "    print('/'.join(map(str, e.absolute_path)) + ': ' + e.message[:300])\n"
+         "sys.exit(1 if errors else 0)\n";
+  Run r = sh(py + " '" + script + "' '" + kSarifSchema + "' '" + file + "'");
+  return {false, r.rc == 0, r.out};
+}
+
+// Expects a schema check to pass; skips the rest of the test when it cannot run.
+#define EXPECT_SCHEMA_VALID(check_expr)                       \
+  do {                                                        \
+    Check c_ = (check_expr);                                  \
+    if (c_.skipped) {                                         \
+      if (schemas_required()) FAIL() << c_.message;           \
+      GTEST_SKIP() << "schema check skipped: " << c_.message; \
+    }                                                         \
+    EXPECT_TRUE(c_.valid) << c_.message;                      \
+  } while (0)
+
+class ReportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::path(::testing::TempDir()) /
+           ("parity_report_" + std::to_string(getpid()) + "_" + info->name());
+    fs::create_directories(dir_);
+    parity_ = parity_bin();
+    ASSERT_TRUE(fs::exists(parity_))
+        << "parity binary not found at " << parity_ << " (set PARITY_BIN)";
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  Run parity(const std::string& args) const { return sh("'" + parity_ + "' " + args); }
+  json read_json(const std::string& name) const { return json::parse(slurp(path(name))); }
+
+  fs::path dir_;
+  std::string parity_;
+};
+
+// --- JUnit ---
+
+TEST_F(ReportTest, JunitMismatchHasAFailurePerFailingPlacement) {
+  Run r = parity("verify " + kBug + " --junit " + path("r.xml") + " --json " + path("r.json"));
+  ASSERT_EQ(r.rc, 1) << r.out;
+  EXPECT_NE(r.out.find("MISMATCH  " + kBug), std::string::npos)
+      << "the human summary stays on stdout";
+  json j = read_json("r.json");
+  std::string x = slurp(path("r.xml"));
+  size_t failing = 0;
+  for (const auto& p : j["placements"]) failing += p["failed"].get<size_t>() > 0;
+  ASSERT_GT(failing, 0u);
+  EXPECT_EQ(count(x, "<testcase "), j["placements"].size() + 1)
+      << "one per placement, plus validation";
+  EXPECT_EQ(count(x, "<failure "), failing);
+  EXPECT_NE(x.find("failures=\"" + std::to_string(failing) + "\""), std::string::npos);
+  // The counterexample goes with its placement, escaped.
+  std::string label = j["counterexample"]["program"].get<std::string>() + "." +
+                      j["counterexample"]["value"].get<std::string>() + " -&gt; " +
+                      j["counterexample"]["spec_value"].get<std::string>();
+  auto at = x.find("<testcase name=\"" + label + "\"");
+  ASSERT_NE(at, std::string::npos) << x;
+  auto end = x.find("</testcase>", at);
+  std::string tc = x.substr(at, end - at);
+  EXPECT_NE(tc.find("type=\"MISMATCH\""), std::string::npos);
+  EXPECT_NE(tc.find("first divergence (in program order) at tp.o[0,0]"), std::string::npos) << tc;
+  EXPECT_NE(tc.find("witness (concrete evaluation"), std::string::npos) << tc;
+  EXPECT_NE(tc.find("defined by `identity -&gt; o (line "), std::string::npos) << tc;
+  EXPECT_SCHEMA_VALID(check_junit(path("r.xml")));
+}
+
+TEST_F(ReportTest, JunitVerifiedHasNoFailures) {
+  Run r = parity("verify " + kGood + " --junit " + path("r.xml") + " --json " + path("r.json"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  std::string x = slurp(path("r.xml"));
+  EXPECT_EQ(count(x, "<testcase "), read_json("r.json")["placements"].size() + 1);
+  EXPECT_EQ(count(x, "<failure"), 0u);
+  EXPECT_EQ(count(x, "<error"), 0u);
+  EXPECT_NE(x.find("<property name=\"verdict\" value=\"VERIFIED\"/>"), std::string::npos);
+  EXPECT_SCHEMA_VALID(check_junit(path("r.xml")));
+}
+
+TEST_F(ReportTest, JunitInvalidHasAFailingValidationTestcase) {
+  Run r = parity("verify tests/malformed/matmul_inner_dims.pbtxt --junit " + path("r.xml"));
+  ASSERT_EQ(r.rc, 2) << r.out;
+  std::string x = slurp(path("r.xml"));
+  EXPECT_EQ(count(x, "<testcase "), 1u);
+  EXPECT_NE(x.find("<testcase name=\"validate\""), std::string::npos);
+  EXPECT_NE(x.find("<failure type=\"INVALID\""), std::string::npos);
+  EXPECT_NE(x.find("matmul contraction dims differ"), std::string::npos) << x;
+  EXPECT_SCHEMA_VALID(check_junit(path("r.xml")));
+}
+
+TEST_F(ReportTest, JunitUnknownIsAnError) {
+  Run r =
+      parity("verify --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt --junit " +
+             path("r.xml"));
+  ASSERT_EQ(r.rc, 3) << r.out;
+  std::string x = slurp(path("r.xml"));
+  EXPECT_GE(count(x, "<error type=\"UNKNOWN\""), 1u) << x;
+  EXPECT_EQ(count(x, "<failure"), 0u);
+  EXPECT_SCHEMA_VALID(check_junit(path("r.xml")));
+}
+
+// --- SARIF ---
+
+TEST_F(ReportTest, SarifMismatchPointsAtTheDivergingOp) {
+  Run r = parity("verify " + kBug + " --sarif " + path("r.sarif") + " --json " + path("r.json"));
+  ASSERT_EQ(r.rc, 1) << r.out;
+  json j = read_json("r.json");
+  json s = read_json("r.sarif");
+  EXPECT_EQ(s["version"], "2.1.0");
+  ASSERT_EQ(s["runs"].size(), 1u);
+  const json& run = s["runs"][0];
+  EXPECT_EQ(run["tool"]["driver"]["name"], "parity");
+  size_t failing = 0;
+  for (const auto& p : j["placements"]) failing += p["failed"].get<size_t>() > 0;
+  ASSERT_EQ(run["results"].size(), failing);
+  std::string op = j["counterexample"]["op"];
+  int line = std::stoi(op.substr(op.rfind("(line ") + 6));
+  bool found = false;
+  for (const auto& res : run["results"]) {
+    EXPECT_EQ(res["ruleId"], "parity/mismatch");
+    EXPECT_EQ(res["level"], "error");
+    EXPECT_EQ(run["tool"]["driver"]["rules"][res["ruleIndex"].get<size_t>()]["id"], res["ruleId"]);
+    const json& loc = res["locations"][0]["physicalLocation"];
+    EXPECT_EQ(loc["artifactLocation"]["uri"], kBug);
+    EXPECT_GE(loc["region"]["startLine"].get<int>(), 1);
+    if (res["properties"].contains("counterexample")) {
+      found = true;
+      EXPECT_EQ(loc["region"]["startLine"], line);
+      EXPECT_EQ(res["locations"][0]["logicalLocations"][0]["fullyQualifiedName"], "tp.o");
+      EXPECT_NE(res["message"]["text"].get<std::string>().find("tp.o[0,0]"), std::string::npos);
+    }
+  }
+  EXPECT_TRUE(found) << "one result carries the counterexample";
+  EXPECT_SCHEMA_VALID(check_sarif(path("r.sarif"), dir_.string()));
+}
+
+TEST_F(ReportTest, SarifInvalidPointsAtTheDiagnosticsLine) {
+  Run r = parity("verify tests/malformed/matmul_inner_dims.pbtxt --sarif " + path("a.sarif"));
+  ASSERT_EQ(r.rc, 2) << r.out;
+  json a = read_json("a.sarif")["runs"][0]["results"];
+  ASSERT_EQ(a.size(), 1u);
+  EXPECT_EQ(a[0]["ruleId"], "parity/invalid");
+  EXPECT_EQ(a[0]["locations"][0]["physicalLocation"]["region"]["startLine"], 23);
+  EXPECT_SCHEMA_VALID(check_sarif(path("a.sarif"), dir_.string()));
+
+  // A parse error carries FILE:LINE:COLUMN.
+  r = parity("verify tests/malformed/unknown_field.pbtxt --sarif " + path("b.sarif"));
+  ASSERT_EQ(r.rc, 2) << r.out;
+  json b = read_json("b.sarif")["runs"][0]["results"];
+  ASSERT_EQ(b.size(), 1u);
+  const json& loc = b[0]["locations"][0]["physicalLocation"];
+  EXPECT_EQ(loc["artifactLocation"]["uri"], "tests/malformed/unknown_field.pbtxt");
+  EXPECT_EQ(loc["region"]["startLine"], 22);
+  EXPECT_EQ(loc["region"]["startColumn"], 31);
+  EXPECT_SCHEMA_VALID(check_sarif(path("b.sarif"), dir_.string()));
+}
+
+TEST_F(ReportTest, SarifUnknownIsAWarning) {
+  Run r =
+      parity("verify --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt --sarif " +
+             path("r.sarif"));
+  ASSERT_EQ(r.rc, 3) << r.out;
+  json res = read_json("r.sarif")["runs"][0]["results"];
+  ASSERT_GE(res.size(), 1u);
+  for (const auto& x : res) {
+    EXPECT_EQ(x["ruleId"], "parity/unknown");
+    EXPECT_EQ(x["level"], "warning");
+  }
+  EXPECT_SCHEMA_VALID(check_sarif(path("r.sarif"), dir_.string()));
+}
+
+TEST_F(ReportTest, SarifOfSpecAndPlanFilesPointsAtThePlanFile) {
+  Run r = parity("verify " + kGood + " " + kBug + " --sarif " + path("r.sarif"));
+  ASSERT_EQ(r.rc, 1) << r.out;
+  json run = read_json("r.sarif")["runs"][0];
+  ASSERT_GE(run["results"].size(), 1u);
+  for (const auto& x : run["results"]) {
+    EXPECT_EQ(x["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], kBug);
+    EXPECT_EQ(x["relatedLocations"][0]["physicalLocation"]["artifactLocation"]["uri"], kGood)
+        << "spec side";
+  }
+  EXPECT_EQ(run["artifacts"].size(), 2u);
+  EXPECT_SCHEMA_VALID(check_sarif(path("r.sarif"), dir_.string()));
+}
+
+TEST_F(ReportTest, SarifVerifiedHasNoResults) {
+  Run r = parity("verify " + kGood + " --sarif " + path("r.sarif"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  json s = read_json("r.sarif");
+  EXPECT_TRUE(s["runs"][0]["results"].empty());
+  EXPECT_EQ(s["runs"][0]["invocations"][0]["exitCode"], 0);
+  EXPECT_SCHEMA_VALID(check_sarif(path("r.sarif"), dir_.string()));
+}
+
+// The validators must reject what is not JUnit or SARIF, or the checks above prove nothing.
+TEST_F(ReportTest, SchemaChecksRejectMalformedReports) {
+  Run r = parity("verify " + kBug + " --junit " + path("r.xml") + " --sarif " + path("r.sarif"));
+  ASSERT_EQ(r.rc, 1) << r.out;
+  std::string x = slurp(path("r.xml"));
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(path(name)) << text;
+  };
+  std::string no_tests = x;
+  no_tests.replace(no_tests.find(" tests=", no_tests.find("<testsuite ")), 7,
+                   " x=");  // drop a required attribute
+  write("no_tests.xml", no_tests);
+  write("truncated.xml", x.substr(0, x.size() / 2));
+  std::string bad_time = x;
+  bad_time.replace(bad_time.find("time=\"", bad_time.find("<testsuite ")) + 6, 1, "-");
+  write("bad_time.xml", bad_time);
+  json s = read_json("r.sarif");
+  json no_driver = s;
+  no_driver["runs"][0]["tool"].erase("driver");
+  write("no_driver.sarif", no_driver.dump());
+  json bad_level = s;
+  bad_level["runs"][0]["results"][0]["level"] = "fatal";
+  write("bad_level.sarif", bad_level.dump());
+  json bad_version = s;
+  bad_version["version"] = "2.0.0";
+  write("bad_version.sarif", bad_version.dump());
+  json bad_line = s;
+  bad_line["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] = 0;
+  write("bad_line.sarif", bad_line.dump());
+
+  for (const char* f : {"no_tests.xml", "truncated.xml", "bad_time.xml"}) {
+    Check c = check_junit(path(f));
+    if (c.skipped) break;
+    EXPECT_FALSE(c.valid) << f << " should not validate";
+  }
+  for (const char* f :
+       {"no_driver.sarif", "bad_level.sarif", "bad_version.sarif", "bad_line.sarif"}) {
+    Check c = check_sarif(path(f), dir_.string());
+    if (c.skipped) break;
+    EXPECT_FALSE(c.valid) << f << " should not validate";
+  }
+  EXPECT_SCHEMA_VALID(check_junit(path("r.xml")));
+  EXPECT_SCHEMA_VALID(check_sarif(path("r.sarif"), dir_.string()));
+}
+
+// --- stdout and options ---
+
+TEST_F(ReportTest, ReportToStdoutReplacesTheText) {
+  Run r = sh("'" + parity_ + "' verify " + kBug + " --sarif - 2>/dev/null");
+  ASSERT_EQ(r.rc, 1);
+  json s = json::parse(r.out);  // nothing but the SARIF log on stdout
+  EXPECT_EQ(s["version"], "2.1.0");
+  r = sh("'" + parity_ + "' verify " + kBug + " --junit - 2>/dev/null");
+  ASSERT_EQ(r.rc, 1);
+  EXPECT_EQ(r.out.rfind("<?xml", 0), 0u);
+  r = parity("verify " + kBug + " --junit - --sarif -");
+  EXPECT_EQ(r.rc, 2) << "two reports cannot share stdout";
+  r = parity("verify " + kBug + " --sarif /nonexistent-dir/x.sarif");
+  EXPECT_EQ(r.rc, 2) << "an unwritable report path is an error";
+}
+
+TEST_F(ReportTest, NoProgressDisplayWithoutATerminal) {
+  Run r = sh("'" + parity_ +
+             "' verify --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt 2>&1 "
+             ">/dev/null");
+  EXPECT_EQ(r.rc, 3);
+  EXPECT_EQ(r.out, "") << "stderr is not a terminal here";
+}
+
+// --- explain ---
+
+TEST_F(ReportTest, ExplainHtmlIsSelfContained) {
+  Run r = parity("explain " + kBug + " -o " + path("r.html"));
+  ASSERT_EQ(r.rc, 1) << r.out;
+  std::string h = slurp(path("r.html"));
+  EXPECT_EQ(h.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_NE(h.find("</html>"), std::string::npos);
+  EXPECT_EQ(h.find("http://"), std::string::npos) << "no network references";
+  EXPECT_EQ(h.find("https://"), std::string::npos) << "no network references";
+  EXPECT_EQ(h.find("<script src"), std::string::npos);
+  EXPECT_EQ(h.find("<link"), std::string::npos);
+  EXPECT_NE(h.find("id=\"verdict\" class=\"verdict v-mismatch\">MISMATCH<"), std::string::npos);
+  EXPECT_EQ(count(h, "class=\"line diverge\""), 1u);
+  EXPECT_NE(h.find("id=\"failing-element\""), std::string::npos);
+  EXPECT_NE(h.find("id=\"witness-spec\""), std::string::npos);
+  EXPECT_NE(h.find("id=\"t-o\""), std::string::npos) << "spec tensor o lists its shards";
+  EXPECT_NE(h.find("href=\"#v-tp--o_5fpart\""), std::string::npos)
+      << "a link to the shard tp.o_part";
+  EXPECT_NE(h.find("id=\"v-tp--o_5fpart\""), std::string::npos)
+      << "the shard's line in the plan listing";
+}
+
+TEST_F(ReportTest, ExplainHtmlOfInvalidInputShowsTheDiagnostics) {
+  Run r = parity("explain tests/malformed/unknown_field.pbtxt -o " + path("r.html"));
+  ASSERT_EQ(r.rc, 2) << r.out;
+  std::string h = slurp(path("r.html"));
+  EXPECT_NE(h.find("id=\"diagnostics\""), std::string::npos);
+  EXPECT_NE(h.find("has no field named"), std::string::npos);
+}
+
+TEST_F(ReportTest, ExplainPromptAnswersCommandsFromStdin) {
+  Run r =
+      sh("printf 'summary\\ncex\\nplacements o_part\\nshow tp.o\\nshow "
+         "o\\nbogus\\nquit\\nsummary\\n' | '" +
+         parity_ + "' explain " + kBug + " --tui");
+  EXPECT_EQ(r.rc, 1);
+  const std::string& o = r.out;
+  EXPECT_NE(o.find("MISMATCH  " + kBug), std::string::npos) << o;
+  EXPECT_NE(o.find("first divergence (in program order) at tp.o[0,0]"), std::string::npos) << o;
+  EXPECT_NE(o.find("witness (concrete evaluation"), std::string::npos) << o;
+  EXPECT_NE(o.find("tp.o_part -> o"), std::string::npos) << o;
+  EXPECT_EQ(o.find("tp.w1s -> w1"), std::string::npos) << "the placements filter";
+  EXPECT_NE(o.find("plan  tp: %o = identity(%o_part)"), std::string::npos) << o;
+  EXPECT_NE(o.find("first divergence here: o[0,0]"), std::string::npos) << o;
+  EXPECT_NE(o.find("spec  %o = matmul(%a, %w2)"), std::string::npos) << o;
+  EXPECT_NE(o.find("plan shards of spec %o"), std::string::npos) << o;
+  EXPECT_NE(o.find("unknown command 'bogus'"), std::string::npos) << o;
+  EXPECT_EQ(count(o, "MISMATCH  "), 2u) << "the banner and one summary; nothing after quit";
+}
+
+}  // namespace
