@@ -230,6 +230,9 @@ void replace_value(Ctx& x, Loc at, std::vector<ir::Op> mutated) {
     val = sel;
   }
   rewire(*at.g, last, orig, val);
+  // The program's claims are about the value it now uses.
+  for (auto& pl : x.c.plan.placements)
+    if (pl.program == at.prog->name && pl.value == orig) pl.value = val;
 }
 
 // A copy of the op at `at` with a fresh result name, edited by `edit`.

@@ -42,7 +42,7 @@ ModelConfig llama(const std::string& name, RealConfig r) {
   m.name = name;
   m.family = Family::llama;
   m.real = std::move(r);
-  m.dims = {{"B", 2}, {"S", 4}, {"H", 8}, {"NH", 4}, {"KV", 2}, {"D", 2}, {"F", 8}, {"V", 8}};
+  m.dims = {{"B", 2}, {"S", 4}, {"H", 8}, {"NH", 4}, {"KV", 2}, {"D", 2}, {"F", 8}, {"V", 4}};
   m.norm_eps = 1e-5;
   return m;
 }
@@ -53,7 +53,7 @@ ModelConfig deepseek(const std::string& name, RealConfig r, double route_scale) 
   m.family = Family::deepseek;
   m.real = std::move(r);
   m.dims = {{"B", 2}, {"S", 4},  {"H", 8},  {"NH", 2}, {"QL", 4}, {"KVL", 4}, {"DN", 2},
-            {"DR", 2}, {"DV", 2}, {"F", 8}, {"V", 8},  {"E", 4},  {"FE", 4}};
+            {"DR", 2}, {"DV", 2}, {"F", 8}, {"V", 4},  {"E", 4},  {"FE", 4}};
   m.topk = 2;
   m.dense_layers = 1;
   m.route_scale = route_scale;
@@ -67,7 +67,7 @@ ModelConfig gpt(const std::string& name, RealConfig r) {
   m.family = Family::gpt;
   m.real = std::move(r);
   // Multi-head attention: KV = NH.
-  m.dims = {{"B", 2}, {"S", 4}, {"H", 8}, {"NH", 2}, {"KV", 2}, {"D", 4}, {"F", 8}, {"V", 8}};
+  m.dims = {{"B", 2}, {"S", 4}, {"H", 8}, {"NH", 2}, {"KV", 2}, {"D", 4}, {"F", 8}, {"V", 4}};
   m.tied = true;
   m.norm_eps = 1e-5;
   return m;

@@ -10,12 +10,15 @@ namespace parity::exec {
 
 inline float round_bf16(float x) {
   uint32_t u = std::bit_cast<uint32_t>(x);
-  if (std::isnan(x)) return std::bit_cast<float>((u | 0x00400000u) & 0xffff0000u);  // stays a (quiet) NaN
+  if (std::isnan(x))
+    return std::bit_cast<float>((u | 0x00400000u) & 0xffff0000u);  // stays a (quiet) NaN
   u += 0x7fffu + ((u >> 16) & 1u);  // overflow past the largest bf16 correctly gives inf
   return std::bit_cast<float>(u & 0xffff0000u);
 }
 
 // The bf16 bit pattern (upper half of the f32), for ULP distances.
-inline uint16_t bf16_bits(float x) { return static_cast<uint16_t>(std::bit_cast<uint32_t>(round_bf16(x)) >> 16); }
+inline uint16_t bf16_bits(float x) {
+  return static_cast<uint16_t>(std::bit_cast<uint32_t>(round_bf16(x)) >> 16);
+}
 
 }  // namespace parity::exec

@@ -53,8 +53,8 @@ struct Unsupported : std::runtime_error {
 // One collective call as a backend sees it. Dims are normalized (non-negative).
 struct Collective {
   CollKind kind = CollKind::allreduce;
-  ReduceOp op = ReduceOp::sum;  // allreduce, reduce_scatter
-  int64_t dim = 0;              // allgather, reduce_scatter
+  ReduceOp op = ReduceOp::sum;            // allreduce, reduce_scatter
+  int64_t dim = 0;                        // allgather, reduce_scatter
   int64_t split_dim = 0, concat_dim = 0;  // all_to_all
   int64_t root = 0;                       // broadcast: position in the group
   Group group;
@@ -80,7 +80,7 @@ class Communicator {
   // Announces, on every rank in the same order, the partitions of the world into
   // groups that collectives will use. MPI and NCCL create their sub-communicators
   // here, where all ranks take part (a split is collective over the whole world).
-  virtual void prepare(const std::vector<std::vector<Group>>& partitions) {}
+  virtual void prepare(const std::vector<std::vector<Group>>& /*partitions*/) {}
 
   template <class F>
   Tensor<F> allreduce(const Tensor<F>& x, ReduceOp op, const Group& g, const std::string& label) {
@@ -91,13 +91,15 @@ class Communicator {
     return run(Collective{CollKind::allgather, ReduceOp::sum, dim, 0, 0, 0, g, label}, x);
   }
   template <class F>
-  Tensor<F> reduce_scatter(const Tensor<F>& x, int64_t dim, ReduceOp op, const Group& g, const std::string& label) {
+  Tensor<F> reduce_scatter(const Tensor<F>& x, int64_t dim, ReduceOp op, const Group& g,
+                           const std::string& label) {
     return run(Collective{CollKind::reduce_scatter, op, dim, 0, 0, 0, g, label}, x);
   }
   template <class F>
   Tensor<F> all_to_all(const Tensor<F>& x, int64_t split_dim, int64_t concat_dim, const Group& g,
                        const std::string& label) {
-    return run(Collective{CollKind::all_to_all, ReduceOp::sum, 0, split_dim, concat_dim, 0, g, label}, x);
+    return run(
+        Collective{CollKind::all_to_all, ReduceOp::sum, 0, split_dim, concat_dim, 0, g, label}, x);
   }
   template <class F>
   Tensor<F> broadcast(const Tensor<F>& x, int64_t root, const Group& g, const std::string& label) {
@@ -119,7 +121,8 @@ class Communicator {
   // Blocks until the message with this tag from `peer` arrives; a message of
   // another shape or element type is an error.
   template <class F>
-  Tensor<F> recv(const std::vector<int64_t>& shape, int64_t peer, int64_t tag, const std::string& label) {
+  Tensor<F> recv(const std::vector<int64_t>& shape, int64_t peer, int64_t tag,
+                 const std::string& label) {
     check_peer(peer, label);
     Tensor<F> out;
     out.shape = shape;
@@ -133,20 +136,23 @@ class Communicator {
   virtual std::string broadcast_bytes(const std::string& data, int64_t root) = 0;
   // Tells the peers that this rank failed, so they stop waiting for it where the
   // backend can (in-process); elsewhere they end by their own timeout.
-  virtual void abort(const std::string& why) {}
+  virtual void abort(const std::string& /*why*/) {}
 
  protected:
   virtual Tensor<float> collective(const Collective& c, const Tensor<float>& x) = 0;
   virtual Tensor<double> collective(const Collective& c, const Tensor<double>& x) = 0;
-  virtual void do_send(const Tensor<float>& x, int64_t peer, int64_t tag, const std::string& label) = 0;
-  virtual void do_send(const Tensor<double>& x, int64_t peer, int64_t tag, const std::string& label) = 0;
+  virtual void do_send(const Tensor<float>& x, int64_t peer, int64_t tag,
+                       const std::string& label) = 0;
+  virtual void do_send(const Tensor<double>& x, int64_t peer, int64_t tag,
+                       const std::string& label) = 0;
   // `out.shape` holds the expected shape.
   virtual void do_recv(Tensor<float>& out, int64_t peer, int64_t tag, const std::string& label) = 0;
-  virtual void do_recv(Tensor<double>& out, int64_t peer, int64_t tag, const std::string& label) = 0;
+  virtual void do_recv(Tensor<double>& out, int64_t peer, int64_t tag,
+                       const std::string& label) = 0;
 
   // `rank 1 (pp=1): timed out after 2 s at 'recv -> a' waiting for rank 0 (pp=0) (tag 3)`
   CommTimeout timeout_error(const std::string& label, const std::vector<int64_t>& waiting_for,
-                          const std::string& detail = "") const;
+                            const std::string& detail = "") const;
   // Prefixes this rank's name.
   CommError error(const std::string& msg) const;
 
@@ -164,7 +170,8 @@ template <class F>
 std::vector<F> pack_chunks(const Tensor<F>& x, int64_t dim, int64_t n);
 // The inverse view: n blocks of `block_shape`, concatenated along `dim`.
 template <class F>
-Tensor<F> concat_blocks(const std::vector<F>& flat, const std::vector<int64_t>& block_shape, int64_t dim, int64_t n);
+Tensor<F> concat_blocks(const std::vector<F>& flat, const std::vector<int64_t>& block_shape,
+                        int64_t dim, int64_t n);
 // The shape of one of n chunks along `dim`.
 std::vector<int64_t> chunk_shape(std::vector<int64_t> shape, int64_t dim, int64_t n);
 

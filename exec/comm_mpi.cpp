@@ -26,7 +26,9 @@ int64_t launcher_rank() {
 #ifndef PARITY_HAVE_MPI
 
 bool mpi_built() { return false; }
-std::unique_ptr<Communicator> make_mpi_comm() { throw Unsupported("this build has no MPI (--ranks mpi)"); }
+std::unique_ptr<Communicator> make_mpi_comm() {
+  throw Unsupported("this build has no MPI (--ranks mpi)");
+}
 
 #else
 
@@ -50,14 +52,16 @@ struct Header {
 
 template <class F>
 std::vector<char> encode(const Tensor<F>& x, const std::string& label) {
-  std::vector<int64_t> words{std::is_same_v<F, float> ? 0 : 1, static_cast<int64_t>(x.shape.size())};
+  std::vector<int64_t> words{std::is_same_v<F, float> ? 0 : 1,
+                             static_cast<int64_t>(x.shape.size())};
   words.insert(words.end(), x.shape.begin(), x.shape.end());
   words.push_back(static_cast<int64_t>(label.size()));
   size_t head = words.size() * 8, lab = (label.size() + 7) / 8 * 8;
   std::vector<char> buf(head + lab + x.data.size() * sizeof(F), 0);
   std::memcpy(buf.data(), words.data(), head);
   std::memcpy(buf.data() + head, label.data(), label.size());
-  if (!x.data.empty()) std::memcpy(buf.data() + head + lab, x.data.data(), x.data.size() * sizeof(F));
+  if (!x.data.empty())
+    std::memcpy(buf.data() + head + lab, x.data.data(), x.data.size() * sizeof(F));
   return buf;
 }
 
@@ -79,7 +83,9 @@ size_t decode(const std::vector<char>& buf, Header& h) {
   return head + lab;
 }
 
-std::string shape_str(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+std::string shape_str(const std::vector<int64_t>& s) {
+  return fmt::format("[{}]", fmt::join(s, ","));
+}
 
 class MpiComm : public Communicator {
  public:
@@ -120,19 +126,22 @@ class MpiComm : public Communicator {
   int64_t size() const override { return size_; }
   const char* backend() const override { return "mpi"; }
 
-  void prepare(const std::vector<std::vector<Group>>& partitions) override {
+  void prepare(const std::vector<std::vector<Group> >& partitions) override {
     for (const auto& part : partitions) {
       int color = MPI_UNDEFINED, key = 0;
       for (size_t i = 0; i < part.size(); ++i) {
         auto it = std::find(part[i].begin(), part[i].end(), rank_);
-        if (it != part[i].end()) color = static_cast<int>(i), key = static_cast<int>(it - part[i].begin());
+        if (it != part[i].end())
+          color = static_cast<int>(i), key = static_cast<int>(it - part[i].begin());
       }
       MPI_Comm c = MPI_COMM_NULL;
       check(MPI_Comm_split(MPI_COMM_WORLD, color, key, &c), "MPI_Comm_split");
       if (c == MPI_COMM_NULL) continue;
       const Group& g = part[static_cast<size_t>(color)];
-      if (groups_.count(g)) MPI_Comm_free(&c);
-      else groups_[g] = c;
+      if (groups_.count(g))
+        MPI_Comm_free(&c);
+      else
+        groups_[g] = c;
     }
   }
 
@@ -140,11 +149,14 @@ class MpiComm : public Communicator {
     int len = static_cast<int>(mine.size());
     std::vector<int> lens(static_cast<size_t>(size_));
     MPI_Request req;
-    check(MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, static_cast<int>(root), ctl_, &req), "MPI_Igather");
+    check(
+        MPI_Igather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, static_cast<int>(root), ctl_, &req),
+        "MPI_Igather");
     wait(req, "result gather", others(), {});
     std::vector<int> displs(lens.size(), 0);
     for (size_t i = 1; i < lens.size(); ++i) displs[i] = displs[i - 1] + lens[i - 1];
-    auto buf = std::make_shared<std::vector<char>>(rank_ == root ? static_cast<size_t>(displs.back() + lens.back()) : 0);
+    auto buf = std::make_shared<std::vector<char> >(
+        rank_ == root ? static_cast<size_t>(displs.back() + lens.back()) : 0);
     auto in = std::make_shared<std::string>(mine);
     check(MPI_Igatherv(in->data(), len, MPI_BYTE, buf->data(), lens.data(), displs.data(), MPI_BYTE,
                        static_cast<int>(root), ctl_, &req),
@@ -152,7 +164,8 @@ class MpiComm : public Communicator {
     wait(req, "result gather", others(), {buf, in});
     if (rank_ != root) return {};
     std::vector<std::string> out;
-    for (size_t i = 0; i < lens.size(); ++i) out.emplace_back(buf->data() + displs[i], static_cast<size_t>(lens[i]));
+    for (size_t i = 0; i < lens.size(); ++i)
+      out.emplace_back(buf->data() + displs[i], static_cast<size_t>(lens[i]));
     return out;
   }
 
@@ -161,19 +174,28 @@ class MpiComm : public Communicator {
     MPI_Request req;
     check(MPI_Ibcast(len.get(), 1, MPI_INT64_T, static_cast<int>(root), ctl_, &req), "MPI_Ibcast");
     wait(req, "result broadcast", others(), {len});
-    auto buf = std::make_shared<std::string>(rank_ == root ? data : std::string(static_cast<size_t>(*len), '\0'));
-    check(MPI_Ibcast(buf->data(), static_cast<int>(*len), MPI_BYTE, static_cast<int>(root), ctl_, &req), "MPI_Ibcast");
+    auto buf = std::make_shared<std::string>(
+        rank_ == root ? data : std::string(static_cast<size_t>(*len), '\0'));
+    check(MPI_Ibcast(buf->data(), static_cast<int>(*len), MPI_BYTE, static_cast<int>(root), ctl_,
+                     &req),
+          "MPI_Ibcast");
     wait(req, "result broadcast", others(), {buf});
     return *buf;
   }
 
  protected:
-  Tensor<float> collective(const Collective& c, const Tensor<float>& x) override { return coll(c, x); }
-  Tensor<double> collective(const Collective& c, const Tensor<double>& x) override { return coll(c, x); }
-  void do_send(const Tensor<float>& x, int64_t peer, int64_t tag, const std::string& label) override {
+  Tensor<float> collective(const Collective& c, const Tensor<float>& x) override {
+    return coll(c, x);
+  }
+  Tensor<double> collective(const Collective& c, const Tensor<double>& x) override {
+    return coll(c, x);
+  }
+  void do_send(const Tensor<float>& x, int64_t peer, int64_t tag,
+               const std::string& label) override {
     send_bytes(encode(x, label), peer, tag, label);
   }
-  void do_send(const Tensor<double>& x, int64_t peer, int64_t tag, const std::string& label) override {
+  void do_send(const Tensor<double>& x, int64_t peer, int64_t tag,
+               const std::string& label) override {
     send_bytes(encode(x, label), peer, tag, label);
   }
   void do_recv(Tensor<float>& out, int64_t peer, int64_t tag, const std::string& label) override {
@@ -202,8 +224,9 @@ class MpiComm : public Communicator {
   // Polls `req` until done or the timeout; on timeout the buffers it uses are
   // kept alive (MPI may still write them) and the error names the peers.
   void wait(MPI_Request& req, const std::string& label, const std::vector<int64_t>& peers,
-            std::vector<std::shared_ptr<void>> keep, const std::string& detail = "") {
-    auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout()));
+            std::vector<std::shared_ptr<void> > keep, const std::string& detail = "") {
+    auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(timeout()));
     for (int spins = 0;; ++spins) {
       int done = 0;
       check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), "MPI_Test");
@@ -218,16 +241,19 @@ class MpiComm : public Communicator {
   }
 
   int checked_tag(int64_t tag, const std::string& label) const {
-    if (tag < 0 || tag > tag_ub_) throw error(fmt::format("tag {} at '{}' is outside MPI's range [0, {}]", tag, label, tag_ub_));
+    if (tag < 0 || tag > tag_ub_)
+      throw error(
+          fmt::format("tag {} at '{}' is outside MPI's range [0, {}]", tag, label, tag_ub_));
     return static_cast<int>(tag);
   }
 
   void send_bytes(std::vector<char> bytes, int64_t peer, int64_t tag, const std::string& label) {
-    auto buf = std::make_shared<std::vector<char>>(std::move(bytes));
-    if (buf->size() > static_cast<size_t>(INT_MAX)) throw error(fmt::format("message at '{}' exceeds 2 GiB", label));
+    auto buf = std::make_shared<std::vector<char> >(std::move(bytes));
+    if (buf->size() > static_cast<size_t>(INT_MAX))
+      throw error(fmt::format("message at '{}' exceeds 2 GiB", label));
     MPI_Request req;
-    check(MPI_Isend(buf->data(), static_cast<int>(buf->size()), MPI_BYTE, static_cast<int>(peer), checked_tag(tag, label),
-                    p2p_, &req),
+    check(MPI_Isend(buf->data(), static_cast<int>(buf->size()), MPI_BYTE, static_cast<int>(peer),
+                    checked_tag(tag, label), p2p_, &req),
           "MPI_Isend");
     // Buffered semantics: the send completes in the background; its buffer lives
     // in `sends_` until then.
@@ -242,7 +268,8 @@ class MpiComm : public Communicator {
   template <class F>
   void recv_into(Tensor<F>& out, int64_t peer, int64_t tag, const std::string& label) {
     int t = checked_tag(tag, label);
-    auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout()));
+    auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(timeout()));
     MPI_Status st;
     for (int spins = 0;; ++spins) {
       int flag = 0;
@@ -254,18 +281,24 @@ class MpiComm : public Communicator {
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
     std::vector<char> buf(static_cast<size_t>(count));
-    check(MPI_Recv(buf.data(), count, MPI_BYTE, static_cast<int>(peer), t, p2p_, MPI_STATUS_IGNORE), "MPI_Recv");
+    check(MPI_Recv(buf.data(), count, MPI_BYTE, static_cast<int>(peer), t, p2p_, MPI_STATUS_IGNORE),
+          "MPI_Recv");
     Header h;
     size_t off = decode(buf, h);
     int64_t want = std::is_same_v<F, float> ? 0 : 1;
-    if (off == 0) throw error(fmt::format("receives a malformed message from {} at '{}'", rank_name(peer), label));
+    if (off == 0)
+      throw error(
+          fmt::format("receives a malformed message from {} at '{}'", rank_name(peer), label));
     if (h.elem != want || h.shape != out.shape)
-      throw error(fmt::format("receives {}{} at '{}' but {} sends {}{} at '{}'", want ? "f64" : "f32", shape_str(out.shape),
-                              label, rank_name(peer), h.elem ? "f64" : "f32", shape_str(h.shape), h.label));
+      throw error(fmt::format("receives {}{} at '{}' but {} sends {}{} at '{}'",
+                              want ? "f64" : "f32", shape_str(out.shape), label, rank_name(peer),
+                              h.elem ? "f64" : "f32", shape_str(h.shape), h.label));
     out.data.resize(static_cast<size_t>(ir::sem::num_el(out.shape)));
     if (buf.size() - off != out.data.size() * sizeof(F))
-      throw error(fmt::format("receives a truncated message from {} at '{}'", rank_name(peer), label));
-    if (!out.data.empty()) std::memcpy(out.data.data(), buf.data() + off, out.data.size() * sizeof(F));
+      throw error(
+          fmt::format("receives a truncated message from {} at '{}'", rank_name(peer), label));
+    if (!out.data.empty())
+      std::memcpy(out.data.data(), buf.data() + off, out.data.size() * sizeof(F));
   }
 
   MPI_Comm group_comm(const Group& g) {
@@ -293,8 +326,8 @@ class MpiComm : public Communicator {
     std::vector<int64_t> peers;
     for (int64_t m : c.group)
       if (m != rank_) peers.push_back(m);
-    auto in = std::make_shared<std::vector<F>>();
-    auto out = std::make_shared<std::vector<F>>();
+    auto in = std::make_shared<std::vector<F> >();
+    auto out = std::make_shared<std::vector<F> >();
     MPI_Request req;
     Tensor<F> res;
     res.shape = x.shape;
@@ -307,7 +340,8 @@ class MpiComm : public Communicator {
       case CollKind::allreduce:
         *in = x.data;
         out->resize(in->size());
-        check(MPI_Iallreduce(in->data(), out->data(), static_cast<int>(cnt), t, op, comm, &req), "MPI_Iallreduce");
+        check(MPI_Iallreduce(in->data(), out->data(), static_cast<int>(cnt), t, op, comm, &req),
+              "MPI_Iallreduce");
         wait(req, c.label, peers, {in, out});
         scale_avg(*out);
         res.data = std::move(*out);
@@ -315,14 +349,16 @@ class MpiComm : public Communicator {
       case CollKind::allgather:
         *in = x.data;
         out->resize(static_cast<size_t>(cnt * n));
-        check(MPI_Iallgather(in->data(), static_cast<int>(cnt), t, out->data(), static_cast<int>(cnt), t, comm, &req),
+        check(MPI_Iallgather(in->data(), static_cast<int>(cnt), t, out->data(),
+                             static_cast<int>(cnt), t, comm, &req),
               "MPI_Iallgather");
         wait(req, c.label, peers, {in, out});
         return concat_blocks(*out, x.shape, c.dim, n);
       case CollKind::reduce_scatter:
         *in = pack_chunks(x, c.dim, n);
         out->resize(static_cast<size_t>(cnt / n));
-        check(MPI_Ireduce_scatter_block(in->data(), out->data(), static_cast<int>(cnt / n), t, op, comm, &req),
+        check(MPI_Ireduce_scatter_block(in->data(), out->data(), static_cast<int>(cnt / n), t, op,
+                                        comm, &req),
               "MPI_Ireduce_scatter_block");
         wait(req, c.label, peers, {in, out});
         scale_avg(*out);
@@ -332,13 +368,16 @@ class MpiComm : public Communicator {
       case CollKind::all_to_all:
         *in = pack_chunks(x, c.split_dim, n);
         out->resize(in->size());
-        check(MPI_Ialltoall(in->data(), static_cast<int>(cnt / n), t, out->data(), static_cast<int>(cnt / n), t, comm, &req),
+        check(MPI_Ialltoall(in->data(), static_cast<int>(cnt / n), t, out->data(),
+                            static_cast<int>(cnt / n), t, comm, &req),
               "MPI_Ialltoall");
         wait(req, c.label, peers, {in, out});
         return concat_blocks(*out, chunk_shape(x.shape, c.split_dim, n), c.concat_dim, n);
       case CollKind::broadcast:
         *out = x.data;
-        check(MPI_Ibcast(out->data(), static_cast<int>(cnt), t, static_cast<int>(c.root), comm, &req), "MPI_Ibcast");
+        check(
+            MPI_Ibcast(out->data(), static_cast<int>(cnt), t, static_cast<int>(c.root), comm, &req),
+            "MPI_Ibcast");
         wait(req, c.label, peers, {out});
         res.data = std::move(*out);
         return res;
@@ -351,8 +390,8 @@ class MpiComm : public Communicator {
   int tag_ub_ = 32767;
   MPI_Comm p2p_ = MPI_COMM_NULL, ctl_ = MPI_COMM_NULL;
   std::map<Group, MPI_Comm> groups_;
-  std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<char>>>> sends_;
-  std::vector<std::shared_ptr<void>> orphans_;
+  std::vector<std::pair<MPI_Request, std::shared_ptr<std::vector<char> > > > sends_;
+  std::vector<std::shared_ptr<void> > orphans_;
 };
 }  // namespace
 

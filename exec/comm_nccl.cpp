@@ -26,7 +26,9 @@ ncclDataType_t nccl_type() {
 // Point-to-point header: tag, element code (0 f32, 1 f64), rank, dims.
 constexpr int kHeaderWords = 16;
 
-std::string shape_str(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+std::string shape_str(const std::vector<int64_t>& s) {
+  return fmt::format("[{}]", fmt::join(s, ","));
+}
 
 class NcclComm : public Communicator {
  public:
@@ -47,7 +49,8 @@ class NcclComm : public Communicator {
     bytes = boot_->broadcast_bytes(bytes, 0);  // MPI_Bcast of the id
     if (bytes.size() != sizeof id) throw error("bad NCCL unique id from rank 0");
     std::memcpy(&id, bytes.data(), sizeof id);
-    nccl_check(ncclCommInitRank(&world_, static_cast<int>(boot_->size()), id, static_cast<int>(boot_->rank())),
+    nccl_check(ncclCommInitRank(&world_, static_cast<int>(boot_->size()), id,
+                                static_cast<int>(boot_->rank())),
                "ncclCommInitRank");
   }
 
@@ -66,14 +69,17 @@ class NcclComm : public Communicator {
       int color = NCCL_SPLIT_NOCOLOR, key = 0;
       for (size_t i = 0; i < part.size(); ++i) {
         auto it = std::find(part[i].begin(), part[i].end(), rank());
-        if (it != part[i].end()) color = static_cast<int>(i), key = static_cast<int>(it - part[i].begin());
+        if (it != part[i].end())
+          color = static_cast<int>(i), key = static_cast<int>(it - part[i].begin());
       }
       ncclComm_t c = nullptr;
       nccl_check(ncclCommSplit(world_, color, key, &c, nullptr), "ncclCommSplit");
       if (!c) continue;
       const Group& g = part[static_cast<size_t>(color)];
-      if (groups_.count(g)) ncclCommDestroy(c);
-      else groups_[g] = c;
+      if (groups_.count(g))
+        ncclCommDestroy(c);
+      else
+        groups_[g] = c;
     }
   }
 
@@ -87,12 +93,18 @@ class NcclComm : public Communicator {
   }
 
  protected:
-  Tensor<float> collective(const Collective& c, const Tensor<float>& x) override { return coll(c, x); }
-  Tensor<double> collective(const Collective& c, const Tensor<double>& x) override { return coll(c, x); }
-  void do_send(const Tensor<float>& x, int64_t peer, int64_t tag, const std::string& label) override {
+  Tensor<float> collective(const Collective& c, const Tensor<float>& x) override {
+    return coll(c, x);
+  }
+  Tensor<double> collective(const Collective& c, const Tensor<double>& x) override {
+    return coll(c, x);
+  }
+  void do_send(const Tensor<float>& x, int64_t peer, int64_t tag,
+               const std::string& label) override {
     send_t(x, peer, tag, label);
   }
-  void do_send(const Tensor<double>& x, int64_t peer, int64_t tag, const std::string& label) override {
+  void do_send(const Tensor<double>& x, int64_t peer, int64_t tag,
+               const std::string& label) override {
     send_t(x, peer, tag, label);
   }
   void do_recv(Tensor<float>& out, int64_t peer, int64_t tag, const std::string& label) override {
@@ -107,13 +119,15 @@ class NcclComm : public Communicator {
     if (e != cudaSuccess) throw error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
   }
   void nccl_check(ncclResult_t r, const char* what) const {
-    if (r != ncclSuccess && r != ncclInProgress) throw error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
+    if (r != ncclSuccess && r != ncclInProgress)
+      throw error(fmt::format("{}: {}", what, ncclGetErrorString(r)));
   }
 
   // A device buffer freed on the stream, after the work queued before it.
   struct Dev {
     Dev(size_t bytes, cudaStream_t s) : s(s) {
-      if (bytes && cudaMallocAsync(&p, bytes, s) != cudaSuccess) throw std::runtime_error("cudaMallocAsync failed");
+      if (bytes && cudaMallocAsync(&p, bytes, s) != cudaSuccess)
+        throw std::runtime_error("cudaMallocAsync failed");
     }
     ~Dev() {
       if (p) cudaFreeAsync(p, s);
@@ -126,8 +140,10 @@ class NcclComm : public Communicator {
 
   // Waits for the stream, polling against the timeout. On timeout the NCCL
   // communicators are aborted (their kernels would never finish) and unusable.
-  void sync(const std::string& label, const std::vector<int64_t>& peers, const std::string& detail = "") {
-    auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout()));
+  void sync(const std::string& label, const std::vector<int64_t>& peers,
+            const std::string& detail = "") {
+    auto end = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(timeout()));
     for (int spins = 0;; ++spins) {
       cudaError_t e = cudaStreamQuery(stream_);
       if (e == cudaSuccess) break;
@@ -155,7 +171,9 @@ class NcclComm : public Communicator {
   ncclComm_t group_comm(const Collective& c) const {
     auto it = groups_.find(c.group);
     if (it == groups_.end())
-      throw error(fmt::format("the group of '{}' was not announced by prepare() (NCCL splits need every rank)", c.label));
+      throw error(fmt::format(
+          "the group of '{}' was not announced by prepare() (NCCL splits need every rank)",
+          c.label));
     return it->second;
   }
 
@@ -173,12 +191,14 @@ class NcclComm : public Communicator {
     std::vector<F> host = c.kind == CollKind::reduce_scatter ? pack_chunks(x, c.dim, n)
                           : c.kind == CollKind::all_to_all   ? pack_chunks(x, c.split_dim, n)
                                                              : x.data;
-    size_t out_n = c.kind == CollKind::allgather ? static_cast<size_t>(cnt * n)
+    size_t out_n = c.kind == CollKind::allgather        ? static_cast<size_t>(cnt * n)
                    : c.kind == CollKind::reduce_scatter ? static_cast<size_t>(cnt / n)
                                                         : static_cast<size_t>(cnt);
     Dev in(host.size() * sizeof(F), stream_), out(out_n * sizeof(F), stream_);
     F* dout = static_cast<F*>(out.p);
-    cuda_check(cudaMemcpyAsync(in.p, host.data(), host.size() * sizeof(F), cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync");
+    cuda_check(cudaMemcpyAsync(in.p, host.data(), host.size() * sizeof(F), cudaMemcpyHostToDevice,
+                               stream_),
+               "cudaMemcpyAsync");
     size_t cn = static_cast<size_t>(cnt);
     switch (c.kind) {
       case CollKind::allreduce:
@@ -188,36 +208,44 @@ class NcclComm : public Communicator {
         nccl_check(ncclAllGather(in.p, dout, cn, t, comm, stream_), "ncclAllGather");
         break;
       case CollKind::reduce_scatter:
-        nccl_check(ncclReduceScatter(in.p, dout, cn / static_cast<size_t>(n), t, op, comm, stream_), "ncclReduceScatter");
+        nccl_check(ncclReduceScatter(in.p, dout, cn / static_cast<size_t>(n), t, op, comm, stream_),
+                   "ncclReduceScatter");
         break;
       case CollKind::all_to_all: {
         size_t block = cn / static_cast<size_t>(n);
         nccl_check(ncclGroupStart(), "ncclGroupStart");
         for (int64_t j = 0; j < n; ++j) {
-          nccl_check(ncclSend(static_cast<F*>(in.p) + j * static_cast<int64_t>(block), block, t, static_cast<int>(j), comm,
-                              stream_),
+          nccl_check(ncclSend(static_cast<F*>(in.p) + j * static_cast<int64_t>(block), block, t,
+                              static_cast<int>(j), comm, stream_),
                      "ncclSend");
-          nccl_check(ncclRecv(dout + j * static_cast<int64_t>(block), block, t, static_cast<int>(j), comm, stream_),
+          nccl_check(ncclRecv(dout + j * static_cast<int64_t>(block), block, t, static_cast<int>(j),
+                              comm, stream_),
                      "ncclRecv");
         }
         nccl_check(ncclGroupEnd(), "ncclGroupEnd");
         break;
       }
       case CollKind::broadcast:
-        nccl_check(ncclBroadcast(in.p, dout, cn, t, static_cast<int>(c.root), comm, stream_), "ncclBroadcast");
+        nccl_check(ncclBroadcast(in.p, dout, cn, t, static_cast<int>(c.root), comm, stream_),
+                   "ncclBroadcast");
         break;
     }
     // avg as ir::eval_collective: the sum times 1/n (ncclAvg divides instead).
-    if (c.op == ReduceOp::avg && (c.kind == CollKind::allreduce || c.kind == CollKind::reduce_scatter))
+    if (c.op == ReduceOp::avg &&
+        (c.kind == CollKind::allreduce || c.kind == CollKind::reduce_scatter))
       cuda::scale_device(dout, out_n, static_cast<F>(1.0 / static_cast<double>(n)), stream_);
     if constexpr (std::is_same_v<F, float>)
       if (bf16_) cuda::round_bf16_device(dout, out_n, stream_);
     std::vector<F> res(out_n);
-    cuda_check(cudaMemcpyAsync(res.data(), dout, out_n * sizeof(F), cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync");
+    cuda_check(
+        cudaMemcpyAsync(res.data(), dout, out_n * sizeof(F), cudaMemcpyDeviceToHost, stream_),
+        "cudaMemcpyAsync");
     sync(c.label, peers);
     switch (c.kind) {
-      case CollKind::allgather: return concat_blocks(res, x.shape, c.dim, n);
-      case CollKind::all_to_all: return concat_blocks(res, chunk_shape(x.shape, c.split_dim, n), c.concat_dim, n);
+      case CollKind::allgather:
+        return concat_blocks(res, x.shape, c.dim, n);
+      case CollKind::all_to_all:
+        return concat_blocks(res, chunk_shape(x.shape, c.split_dim, n), c.concat_dim, n);
       case CollKind::reduce_scatter: {
         Tensor<F> r;
         r.shape = chunk_shape(x.shape, c.dim, n);
@@ -236,20 +264,27 @@ class NcclComm : public Communicator {
   template <class F>
   void send_t(const Tensor<F>& x, int64_t peer, int64_t tag, const std::string& label) {
     usable();
-    if (x.rank() > kHeaderWords - 3) throw error(fmt::format("'{}' sends a value of rank above {}", label, kHeaderWords - 3));
+    if (x.rank() > kHeaderWords - 3)
+      throw error(fmt::format("'{}' sends a value of rank above {}", label, kHeaderWords - 3));
     auto head = std::make_shared<std::vector<int64_t>>(kHeaderWords, 0);
-    (*head)[0] = tag, (*head)[1] = std::is_same_v<F, float> ? 0 : 1, (*head)[2] = static_cast<int64_t>(x.rank());
+    (*head)[0] = tag, (*head)[1] = std::is_same_v<F, float> ? 0 : 1,
+    (*head)[2] = static_cast<int64_t>(x.rank());
     for (size_t k = 0; k < x.rank(); ++k) (*head)[3 + k] = x.shape[k];
     auto body = std::make_shared<std::vector<F>>(x.data);
     auto dh = std::make_shared<Dev>(kHeaderWords * sizeof(int64_t), stream_);
     auto db = std::make_shared<Dev>(body->size() * sizeof(F), stream_);
-    cuda_check(cudaMemcpyAsync(dh->p, head->data(), kHeaderWords * sizeof(int64_t), cudaMemcpyHostToDevice, stream_),
+    cuda_check(cudaMemcpyAsync(dh->p, head->data(), kHeaderWords * sizeof(int64_t),
+                               cudaMemcpyHostToDevice, stream_),
                "cudaMemcpyAsync");
-    cuda_check(cudaMemcpyAsync(db->p, body->data(), body->size() * sizeof(F), cudaMemcpyHostToDevice, stream_),
+    cuda_check(cudaMemcpyAsync(db->p, body->data(), body->size() * sizeof(F),
+                               cudaMemcpyHostToDevice, stream_),
                "cudaMemcpyAsync");
     nccl_check(ncclGroupStart(), "ncclGroupStart");
-    nccl_check(ncclSend(dh->p, kHeaderWords, ncclInt64, static_cast<int>(peer), world_, stream_), "ncclSend");
-    nccl_check(ncclSend(db->p, body->size(), nccl_type<F>(), static_cast<int>(peer), world_, stream_), "ncclSend");
+    nccl_check(ncclSend(dh->p, kHeaderWords, ncclInt64, static_cast<int>(peer), world_, stream_),
+               "ncclSend");
+    nccl_check(
+        ncclSend(db->p, body->size(), nccl_type<F>(), static_cast<int>(peer), world_, stream_),
+        "ncclSend");
     nccl_check(ncclGroupEnd(), "ncclGroupEnd");
     // Not waited for (buffered semantics): the buffers live until the next sync.
     pending_.push_back(head);
@@ -264,23 +299,32 @@ class NcclComm : public Communicator {
     std::vector<int64_t> head(kHeaderWords, 0);
     {
       Dev dh(kHeaderWords * sizeof(int64_t), stream_);
-      nccl_check(ncclRecv(dh.p, kHeaderWords, ncclInt64, static_cast<int>(peer), world_, stream_), "ncclRecv");
-      cuda_check(cudaMemcpyAsync(head.data(), dh.p, kHeaderWords * sizeof(int64_t), cudaMemcpyDeviceToHost, stream_),
+      nccl_check(ncclRecv(dh.p, kHeaderWords, ncclInt64, static_cast<int>(peer), world_, stream_),
+                 "ncclRecv");
+      cuda_check(cudaMemcpyAsync(head.data(), dh.p, kHeaderWords * sizeof(int64_t),
+                                 cudaMemcpyDeviceToHost, stream_),
                  "cudaMemcpyAsync");
       sync(label, {peer}, fmt::format("(tag {})", tag));
     }
-    std::vector<int64_t> shape(head.begin() + 3, head.begin() + 3 + std::clamp<int64_t>(head[2], 0, kHeaderWords - 3));
+    std::vector<int64_t> shape(
+        head.begin() + 3, head.begin() + 3 + std::clamp<int64_t>(head[2], 0, kHeaderWords - 3));
     int64_t want = std::is_same_v<F, float> ? 0 : 1;
     if (head[0] != tag)
-      throw error(fmt::format("expects tag {} from {} at '{}' but the next message carries tag {} (NCCL delivers in order)",
-                              tag, rank_name(peer), label, head[0]));
+      throw error(
+          fmt::format("expects tag {} from {} at '{}' but the next message carries tag {} (NCCL "
+                      "delivers in order)",
+                      tag, rank_name(peer), label, head[0]));
     if (head[1] != want || shape != out.shape)
-      throw error(fmt::format("receives {}{} at '{}' but {} sends {}{}", want ? "f64" : "f32", shape_str(out.shape), label,
-                              rank_name(peer), head[1] ? "f64" : "f32", shape_str(shape)));
+      throw error(fmt::format("receives {}{} at '{}' but {} sends {}{}", want ? "f64" : "f32",
+                              shape_str(out.shape), label, rank_name(peer), head[1] ? "f64" : "f32",
+                              shape_str(shape)));
     out.data.resize(static_cast<size_t>(ir::sem::num_el(out.shape)));
     Dev db(out.data.size() * sizeof(F), stream_);
-    nccl_check(ncclRecv(db.p, out.data.size(), nccl_type<F>(), static_cast<int>(peer), world_, stream_), "ncclRecv");
-    cuda_check(cudaMemcpyAsync(out.data.data(), db.p, out.data.size() * sizeof(F), cudaMemcpyDeviceToHost, stream_),
+    nccl_check(
+        ncclRecv(db.p, out.data.size(), nccl_type<F>(), static_cast<int>(peer), world_, stream_),
+        "ncclRecv");
+    cuda_check(cudaMemcpyAsync(out.data.data(), db.p, out.data.size() * sizeof(F),
+                               cudaMemcpyDeviceToHost, stream_),
                "cudaMemcpyAsync");
     sync(label, {peer}, fmt::format("(tag {})", tag));
   }

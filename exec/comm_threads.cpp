@@ -40,10 +40,14 @@ struct Round {
   bool abandoned = false;  // failed because a member gave up waiting (not the cause)
 };
 
-std::string shape_str(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+std::string shape_str(const std::vector<int64_t>& s) {
+  return fmt::format("[{}]", fmt::join(s, ","));
+}
 
 const char* elem_name(const Value& v) {
-  return std::holds_alternative<Tensor<float>>(v) ? "f32" : std::holds_alternative<Tensor<double>>(v) ? "f64" : "bytes";
+  return std::holds_alternative<Tensor<float>>(v)    ? "f32"
+         : std::holds_alternative<Tensor<double>>(v) ? "f64"
+                                                     : "bytes";
 }
 
 // The IR op that ir::eval_collective interprets for this call.
@@ -72,7 +76,8 @@ namespace {
 
 class ThreadComm : public Communicator {
  public:
-  ThreadComm(std::shared_ptr<ThreadWorld::State> st, int64_t rank) : st_(std::move(st)), rank_(rank) {}
+  ThreadComm(std::shared_ptr<ThreadWorld::State> st, int64_t rank)
+      : st_(std::move(st)), rank_(rank) {}
   int64_t rank() const override { return rank_; }
   int64_t size() const override { return st_->n; }
   const char* backend() const override { return "threads"; }
@@ -84,7 +89,8 @@ class ThreadComm : public Communicator {
     }
     std::vector<std::string> all(static_cast<size_t>(st_->n));
     for (int64_t r = 0; r < st_->n; ++r)
-      all[static_cast<size_t>(r)] = r == root ? mine : std::get<std::string>(take(r, kGatherTag, "result gather").v);
+      all[static_cast<size_t>(r)] =
+          r == root ? mine : std::get<std::string>(take(r, kGatherTag, "result gather").v);
     return all;
   }
 
@@ -102,12 +108,18 @@ class ThreadComm : public Communicator {
   }
 
  protected:
-  Tensor<float> collective(const Collective& c, const Tensor<float>& x) override { return coll(c, x); }
-  Tensor<double> collective(const Collective& c, const Tensor<double>& x) override { return coll(c, x); }
-  void do_send(const Tensor<float>& x, int64_t peer, int64_t tag, const std::string& label) override {
+  Tensor<float> collective(const Collective& c, const Tensor<float>& x) override {
+    return coll(c, x);
+  }
+  Tensor<double> collective(const Collective& c, const Tensor<double>& x) override {
+    return coll(c, x);
+  }
+  void do_send(const Tensor<float>& x, int64_t peer, int64_t tag,
+               const std::string& label) override {
     put(Value{x}, peer, tag, label);
   }
-  void do_send(const Tensor<double>& x, int64_t peer, int64_t tag, const std::string& label) override {
+  void do_send(const Tensor<double>& x, int64_t peer, int64_t tag,
+               const std::string& label) override {
     put(Value{x}, peer, tag, label);
   }
   void do_recv(Tensor<float>& out, int64_t peer, int64_t tag, const std::string& label) override {
@@ -119,13 +131,15 @@ class ThreadComm : public Communicator {
 
  private:
   Clock::time_point deadline() const {
-    return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout()));
+    return Clock::now() +
+           std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout()));
   }
 
   // Another rank failed: stop waiting, pointing at the cause.
   PeerFailed gave_up(const std::string& label) const {
-    return PeerFailed(rank_name(rank_) + ": " +
-                      fmt::format("stops at '{}' because another rank failed ({})", label, st_->failure));
+    return PeerFailed(
+        rank_name(rank_) + ": " +
+        fmt::format("stops at '{}' because another rank failed ({})", label, st_->failure));
   }
 
   void put(Value v, int64_t peer, int64_t tag, const std::string& label) {
@@ -137,13 +151,15 @@ class ThreadComm : public Communicator {
   Msg take(int64_t peer, int64_t tag, const std::string& label) {
     std::unique_lock<std::mutex> lk(st_->mu);
     auto& box = st_->mail[{peer, rank_, tag}];
-    bool ok = st_->cv.wait_until(lk, deadline(), [&] { return !box.empty() || !st_->failure.empty(); });
+    bool ok =
+        st_->cv.wait_until(lk, deadline(), [&] { return !box.empty() || !st_->failure.empty(); });
     if (!box.empty()) {
       Msg m = std::move(box.front());
       box.pop_front();
       return m;
     }
-    if (!ok) throw timeout_error(label, {peer}, tag <= kBcastTag ? "" : fmt::format("(tag {})", tag));
+    if (!ok)
+      throw timeout_error(label, {peer}, tag <= kBcastTag ? "" : fmt::format("(tag {})", tag));
     throw gave_up(label);
   }
 
@@ -157,18 +173,20 @@ class ThreadComm : public Communicator {
     Msg m = take(peer, tag, label);
     auto* t = std::get_if<Tensor<F>>(&m.v);
     if (!t)
-      throw error(fmt::format("receives {} at '{}' but {} sends {} at '{}'", std::is_same_v<F, float> ? "f32" : "f64",
-                              label, rank_name(peer), elem_name(m.v), m.label));
+      throw error(fmt::format("receives {} at '{}' but {} sends {} at '{}'",
+                              std::is_same_v<F, float> ? "f32" : "f64", label, rank_name(peer),
+                              elem_name(m.v), m.label));
     if (t->shape != out.shape)
-      throw error(fmt::format("receives {} at '{}' but {} sends {} at '{}'", shape_str(out.shape), label,
-                              rank_name(peer), shape_str(t->shape), m.label));
+      throw error(fmt::format("receives {} at '{}' but {} sends {} at '{}'", shape_str(out.shape),
+                              label, rank_name(peer), shape_str(t->shape), m.label));
     out.data = std::move(t->data);
   }
 
   template <class F>
   Tensor<F> coll(const Collective& c, const Tensor<F>& x) {
     const int64_t n = static_cast<int64_t>(c.group.size());
-    const size_t pos = static_cast<size_t>(std::find(c.group.begin(), c.group.end(), rank_) - c.group.begin());
+    const size_t pos =
+        static_cast<size_t>(std::find(c.group.begin(), c.group.end(), rank_) - c.group.begin());
     std::unique_lock<std::mutex> lk(st_->mu);
     if (!st_->failure.empty()) throw gave_up(c.label);
     // Members of a group issue its collectives in the same order, so the k-th
@@ -213,9 +231,10 @@ class ThreadComm : public Communicator {
     for (size_t i = 0; i < r.calls.size(); ++i) {
       const Collective& ci = *r.calls[i];
       if (ci.kind != first.kind || ci.signature() != first.signature()) {
-        r.failed = fmt::format("ranks of one group issue different collectives: {} at '{}' ({}), {} at '{}' ({})",
-                               rank_name(first.group[0]), first.label, first.signature(), rank_name(ci.group[i]),
-                               ci.label, ci.signature());
+        r.failed = fmt::format(
+            "ranks of one group issue different collectives: {} at '{}' ({}), {} at '{}' ({})",
+            rank_name(first.group[0]), first.label, first.signature(), rank_name(ci.group[i]),
+            ci.label, ci.signature());
         return;
       }
       auto* t = std::get_if<Tensor<F>>(&r.in[i]);
@@ -227,9 +246,11 @@ class ThreadComm : public Communicator {
     }
     for (size_t i = 1; i < ins.size(); ++i)
       if (ins[i]->shape != ins[0]->shape) {
-        r.failed = fmt::format("members of one collective contribute different shapes: {} sends {} at '{}', {} sends {} at '{}'",
-                               rank_name(first.group[0]), shape_str(ins[0]->shape), first.label,
-                               rank_name(first.group[i]), shape_str(ins[i]->shape), r.calls[i]->label);
+        r.failed = fmt::format(
+            "members of one collective contribute different shapes: {} sends {} at '{}', {} sends "
+            "{} at '{}'",
+            rank_name(first.group[0]), shape_str(ins[0]->shape), first.label,
+            rank_name(first.group[i]), shape_str(ins[i]->shape), r.calls[i]->label);
         return;
       }
     ir::NumDomain<F> d;
@@ -252,7 +273,9 @@ ThreadWorld::ThreadWorld(int64_t size) : st_(std::make_shared<State>()) { st_->n
 ThreadWorld::~ThreadWorld() = default;
 int64_t ThreadWorld::size() const { return st_->n; }
 
-std::unique_ptr<Communicator> ThreadWorld::comm(int64_t rank) { return std::make_unique<ThreadComm>(st_, rank); }
+std::unique_ptr<Communicator> ThreadWorld::comm(int64_t rank) {
+  return std::make_unique<ThreadComm>(st_, rank);
+}
 
 std::string ThreadWorld::failure() const {
   std::lock_guard<std::mutex> lk(st_->mu);

@@ -21,13 +21,15 @@ RunOptions control_options(const RunOptions& o) {
 }
 
 double ulp_distance(double a, double b, DType dtype) {
-  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b) ? 0 : std::numeric_limits<double>::infinity();
+  if (std::isnan(a) || std::isnan(b))
+    return std::isnan(a) && std::isnan(b) ? 0 : std::numeric_limits<double>::infinity();
   // Bit patterns mapped to integers that order like the values (-0 == +0).
   auto ord = [&](double x) -> long double {
     switch (dtype) {
       case DType::f64: {
         int64_t i = std::bit_cast<int64_t>(x);
-        return i >= 0 ? static_cast<long double>(i) : -static_cast<long double>(i & std::numeric_limits<int64_t>::max());
+        return i >= 0 ? static_cast<long double>(i)
+                      : -static_cast<long double>(i & std::numeric_limits<int64_t>::max());
       }
       case DType::f32: {
         int32_t i = std::bit_cast<int32_t>(static_cast<float>(x));
@@ -61,47 +63,58 @@ std::string Comparison::summary() const {
   int64_t pieces = 0, elements = 0;
   for (const auto& t : tensors) pieces += t.pieces, elements += t.elements;
   if (!w) return "MATCH: nothing to compare (no placed values)";
-  std::string where = fmt::format("{} from {}: plan {:.9g} vs spec {:.9g} (abs err {:.3g}, tol {:.3g})",
-                                  index_str(w->spec_value, w->worst_index), w->worst_where, w->worst_plan, w->worst_spec,
-                                  std::fabs(w->worst_plan - w->worst_spec), w->tol);
+  std::string where =
+      fmt::format("{} from {}: plan {:.9g} vs spec {:.9g} (abs err {:.3g}, tol {:.3g})",
+                  index_str(w->spec_value, w->worst_index), w->worst_where, w->worst_plan,
+                  w->worst_spec, std::fabs(w->worst_plan - w->worst_spec), w->tol);
   if (match)
-    return fmt::format("MATCH: {} values ({} pieces, {} elements) agree with the spec within tolerance; closest to it: {}",
-                       tensors.size(), pieces, elements, where);
+    return fmt::format(
+        "MATCH: {} values ({} pieces, {} elements) agree with the spec within tolerance; "
+        "nearest its tolerance: {}",
+        tensors.size(), pieces, elements, where);
   int64_t bad = 0;
   for (const auto& t : tensors) bad += !t.ok;
-  return fmt::format("DIFFERS: {} of {} values exceed their tolerance; worst {}", bad, tensors.size(), where);
+  return fmt::format("DIFFERS: {} of {} values exceed their tolerance; worst {}", bad,
+                     tensors.size(), where);
 }
 
-Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces, const Values& spec_values,
-                   const Values& control, DType dtype, const CompareOptions& opt) {
+Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces,
+                   const Values& spec_values, const Values& control, DType dtype,
+                   const CompareOptions& opt) {
   Comparison cmp;
   cmp.dtype = dtype;
   cmp.opt = opt;
   std::map<std::string, size_t> index;
   std::map<std::string, std::vector<bool>> covered;
   for (const auto& o : spec.graph.outputs)
-    if (auto it = spec_values.find(o); it != spec_values.end()) covered[o].assign(it->second.data.size(), false);
+    if (auto it = spec_values.find(o); it != spec_values.end())
+      covered[o].assign(it->second.data.size(), false);
   const double eps = dtype_epsilon(dtype);
-  const double tiny = dtype == DType::f64 ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
+  const double tiny =
+      dtype == DType::f64 ? std::numeric_limits<double>::min() : std::numeric_limits<float>::min();
 
   for (const Piece& pc : pieces) {
     auto sv = spec_values.find(pc.spec_value);
     if (sv == spec_values.end())
-      throw ir::InvalidInput(fmt::format("{} is placed on '{}', which the spec does not define", pc.where, pc.spec_value));
+      throw ir::InvalidInput(fmt::format("{} is placed on '{}', which the spec does not define",
+                                         pc.where, pc.spec_value));
     const ir::Tensor<double>& s = sv->second;
     if (pc.value.rank() != s.rank())
-      throw ir::InvalidInput(fmt::format("{} has rank {} but spec value '{}' has rank {}", pc.where, pc.value.rank(),
-                                         pc.spec_value, s.rank()));
+      throw ir::InvalidInput(fmt::format("{} has rank {} but spec value '{}' has rank {}", pc.where,
+                                         pc.value.rank(), pc.spec_value, s.rank()));
     for (size_t k = 0; k < s.rank(); ++k)
       if (pc.offset[k] < 0 || pc.offset[k] + pc.value.shape[k] > s.shape[k])
-        throw ir::InvalidInput(fmt::format("{} at offset [{}] lies outside spec value '{}' [{}]", pc.where,
-                                           fmt::join(pc.offset, ","), pc.spec_value, fmt::join(s.shape, ",")));
+        throw ir::InvalidInput(fmt::format("{} at offset [{}] lies outside spec value '{}' [{}]",
+                                           pc.where, fmt::join(pc.offset, ","), pc.spec_value,
+                                           fmt::join(s.shape, ",")));
     auto [it, fresh] = index.emplace(pc.spec_value, cmp.tensors.size());
     if (fresh) {
       TensorStats t;
       t.spec_value = pc.spec_value;
-      t.output = std::find(spec.graph.outputs.begin(), spec.graph.outputs.end(), pc.spec_value) != spec.graph.outputs.end();
-      const ir::Tensor<double>* c = control.count(pc.spec_value) ? &control.at(pc.spec_value) : nullptr;
+      t.output = std::find(spec.graph.outputs.begin(), spec.graph.outputs.end(), pc.spec_value) !=
+                 spec.graph.outputs.end();
+      const ir::Tensor<double>* c =
+          control.count(pc.spec_value) ? &control.at(pc.spec_value) : nullptr;
       for (size_t e = 0; e < s.data.size(); ++e) {
         if (std::isfinite(s.data[e])) t.scale = std::max(t.scale, std::fabs(s.data[e]));
         if (c && std::isfinite(s.data[e]) && std::isfinite(c->data[e]))
@@ -140,8 +153,9 @@ Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces, const
       if (!bits[k]) {
         ir::Tensor<double> shape_only;
         shape_only.shape = spec_values.at(name).shape;
-        throw ir::InvalidInput(fmt::format("spec output element {} is produced by no plan value (placements do not cover it)",
-                                           index_str(name, shape_only.index_of(static_cast<int64_t>(k)))));
+        throw ir::InvalidInput(fmt::format(
+            "spec output element {} is produced by no plan value (placements do not cover it)",
+            index_str(name, shape_only.index_of(static_cast<int64_t>(k)))));
       }
   for (const auto& t : cmp.tensors) cmp.match = cmp.match && t.ok;
   return cmp;

@@ -59,8 +59,9 @@ struct Comparison {
 // Compares every piece with the spec's value at its coordinates. Throws
 // ir::InvalidInput when a piece lies outside its spec value, names a value the
 // spec does not define, or a spec output element is covered by no piece.
-Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces, const Values& spec_values,
-                   const Values& control, DType dtype, const CompareOptions& opt = {});
+Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces,
+                   const Values& spec_values, const Values& control, DType dtype,
+                   const CompareOptions& opt = {});
 
 // Distance in units in the last place of `dtype` between two values of it.
 double ulp_distance(double a, double b, DType dtype);

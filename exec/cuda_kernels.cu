@@ -10,7 +10,8 @@ namespace parity::exec::cuda {
 
 namespace {
 __global__ void round_bf16_kernel(float* x, size_t n) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(blockDim.x) * gridDim.x) {
     uint32_t u = __float_as_uint(x[i]);
     if ((u & 0x7fffffffu) > 0x7f800000u) {  // NaN stays a quiet NaN
       x[i] = __uint_as_float((u | 0x00400000u) & 0xffff0000u);
@@ -23,7 +24,9 @@ __global__ void round_bf16_kernel(float* x, size_t n) {
 
 template <class F>
 __global__ void scale_kernel(F* x, size_t n, F f) {
-  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(blockDim.x) * gridDim.x) x[i] = f * x[i];
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n;
+       i += size_t(blockDim.x) * gridDim.x)
+    x[i] = f * x[i];
 }
 
 unsigned blocks(size_t n) { return static_cast<unsigned>(n / 256 + 1 < 4096 ? n / 256 + 1 : 4096); }

@@ -23,10 +23,12 @@ int device_count() {
 
 namespace {
 void check(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
+  if (e != cudaSuccess)
+    throw std::runtime_error(fmt::format("{}: {}", what, cudaGetErrorString(e)));
 }
 void check(cublasStatus_t s, const char* what) {
-  if (s != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(fmt::format("{}: cuBLAS status {}", what, static_cast<int>(s)));
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw std::runtime_error(fmt::format("{}: cuBLAS status {}", what, static_cast<int>(s)));
 }
 
 // One handle per thread (threads of --ranks threads share the device).
@@ -56,17 +58,18 @@ struct DeviceBuf {
 };
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands.
-void gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c) {
+void gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, const float* a, int lda,
+          const float* b, int ldb, float* c) {
   const float one = 1, zero = 0;
-  check(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b, ldb, a, lda, &zero,
-                    c, n),
+  check(cublasSgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                    &one, b, ldb, a, lda, &zero, c, n),
         "cublasSgemm");
 }
-void gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb,
-          double* c) {
+void gemm(cublasHandle_t h, bool ta, bool tb, int m, int n, int k, const double* a, int lda,
+          const double* b, int ldb, double* c) {
   const double one = 1, zero = 0;
-  check(cublasDgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k, &one, b, ldb, a, lda, &zero,
-                    c, n),
+  check(cublasDgemm(h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, n, m, k,
+                    &one, b, ldb, a, lda, &zero, c, n),
         "cublasDgemm");
 }
 }  // namespace
@@ -78,7 +81,8 @@ ir::Tensor<F> matmul(const ir::Tensor<F>& a, const ir::Tensor<F>& b, bool ta, bo
   size_t ra = a.rank(), rb = b.rank();
   int64_t m = ta ? a.shape[ra - 1] : a.shape[ra - 2], k = ta ? a.shape[ra - 2] : a.shape[ra - 1];
   int64_t n = tb ? b.shape[rb - 2] : b.shape[rb - 1];
-  std::vector<int64_t> ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+  std::vector<int64_t> ba(a.shape.begin(), a.shape.end() - 2),
+      bb(b.shape.begin(), b.shape.end() - 2);
   ir::Tensor<F> batch;
   batch.shape = ir::sem::bcast_shape(ba, bb);
   ir::Tensor<F> out;
@@ -88,21 +92,26 @@ ir::Tensor<F> matmul(const ir::Tensor<F>& a, const ir::Tensor<F>& b, bool ta, bo
   out.data.assign(static_cast<size_t>(ir::sem::num_el(out.shape)), F(0));
   if (m == 0 || n == 0 || k == 0) return out;
   DeviceBuf<F> da(a.data.size()), db(b.data.size()), dc(out.data.size());
-  check(cudaMemcpy(da.p, a.data.data(), a.data.size() * sizeof(F), cudaMemcpyHostToDevice), "cudaMemcpy");
-  check(cudaMemcpy(db.p, b.data.data(), b.data.size() * sizeof(F), cudaMemcpyHostToDevice), "cudaMemcpy");
+  check(cudaMemcpy(da.p, a.data.data(), a.data.size() * sizeof(F), cudaMemcpyHostToDevice),
+        "cudaMemcpy");
+  check(cudaMemcpy(db.p, b.data.data(), b.data.size() * sizeof(F), cudaMemcpyHostToDevice),
+        "cudaMemcpy");
   cublasHandle_t h = handle();
   int64_t nb = ir::sem::num_el(batch.shape);
   for (int64_t i = 0; i < nb; ++i) {
     auto idx = batch.index_of(i);
-    gemm(h, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), da.p + ir::sem::bcast_flat(ba, idx) * m * k,
-         static_cast<int>(ta ? m : k), db.p + ir::sem::bcast_flat(bb, idx) * k * n, static_cast<int>(tb ? k : n),
+    gemm(h, ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k),
+         da.p + ir::sem::bcast_flat(ba, idx) * m * k, static_cast<int>(ta ? m : k),
+         db.p + ir::sem::bcast_flat(bb, idx) * k * n, static_cast<int>(tb ? k : n),
          dc.p + i * m * n);
   }
-  check(cudaMemcpy(out.data.data(), dc.p, out.data.size() * sizeof(F), cudaMemcpyDeviceToHost), "cudaMemcpy");
+  check(cudaMemcpy(out.data.data(), dc.p, out.data.size() * sizeof(F), cudaMemcpyDeviceToHost),
+        "cudaMemcpy");
   return out;
 }
 
 template ir::Tensor<float> matmul(const ir::Tensor<float>&, const ir::Tensor<float>&, bool, bool);
-template ir::Tensor<double> matmul(const ir::Tensor<double>&, const ir::Tensor<double>&, bool, bool);
+template ir::Tensor<double> matmul(const ir::Tensor<double>&, const ir::Tensor<double>&, bool,
+                                   bool);
 
 }  // namespace parity::exec::cuda

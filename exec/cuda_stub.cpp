@@ -14,7 +14,8 @@ ir::Tensor<F> matmul(const ir::Tensor<F>&, const ir::Tensor<F>&, bool, bool) {
   throw Unsupported("this build has no CUDA (--backend cuda)");
 }
 template ir::Tensor<float> matmul(const ir::Tensor<float>&, const ir::Tensor<float>&, bool, bool);
-template ir::Tensor<double> matmul(const ir::Tensor<double>&, const ir::Tensor<double>&, bool, bool);
+template ir::Tensor<double> matmul(const ir::Tensor<double>&, const ir::Tensor<double>&, bool,
+                                   bool);
 
 void round_bf16_device(float*, size_t, void*) { throw Unsupported("this build has no CUDA"); }
 void scale_device(float*, size_t, float, void*) { throw Unsupported("this build has no CUDA"); }

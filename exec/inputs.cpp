@@ -32,13 +32,15 @@ std::map<std::string, int64_t> id_ranges(const ir::Spec& spec) {
     for (const auto& op : g.ops) {
       for (const auto& reg : op.regions) walk(reg);
       if (op.operands.size() < 2 && op.kind != "embedding_grad") continue;
-      if (op.kind == "embedding") r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 0));
+      if (op.kind == "embedding")
+        r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 0));
       if (op.kind == "cross_entropy" || op.kind == "cross_entropy_grad" || op.kind == "pick")
         r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 1));
       if (op.kind == "embedding_grad" && !op.operands.empty())
         if (const ir::Attr* a = op.attr("vocab"); a && std::holds_alternative<ir::DimExpr>(*a)) {
           int64_t v = 0;
-          if (std::get<ir::DimExpr>(*a).try_eval(spec.dims, v)) r[op.operands[0]] = std::max(r[op.operands[0]], v);
+          if (std::get<ir::DimExpr>(*a).try_eval(spec.dims, v))
+            r[op.operands[0]] = std::max(r[op.operands[0]], v);
         }
     }
   };

@@ -11,9 +11,12 @@ namespace parity::exec {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::f32: return "f32";
-    case DType::bf16: return "bf16";
-    case DType::f64: return "f64";
+    case DType::f32:
+      return "f32";
+    case DType::bf16:
+      return "bf16";
+    case DType::f64:
+      return "f64";
   }
   return "?";
 }
@@ -27,18 +30,24 @@ std::optional<DType> parse_dtype(const std::string& s) {
 
 double dtype_epsilon(DType t) {
   switch (t) {
-    case DType::f32: return 0x1p-23;
-    case DType::bf16: return 0x1p-7;
-    case DType::f64: return 0x1p-52;
+    case DType::f32:
+      return 0x1p-23;
+    case DType::bf16:
+      return 0x1p-7;
+    case DType::f64:
+      return 0x1p-52;
   }
   return 0;
 }
 
 const char* sum_order_name(SumOrder o) {
   switch (o) {
-    case SumOrder::forward: return "forward";
-    case SumOrder::reverse: return "reverse";
-    case SumOrder::pairwise: return "pairwise";
+    case SumOrder::forward:
+      return "forward";
+    case SumOrder::reverse:
+      return "reverse";
+    case SumOrder::pairwise:
+      return "pairwise";
   }
   return "?";
 }
@@ -53,7 +62,9 @@ F pairwise(const F* v, size_t n, bool bf16) {
   return bf16 ? static_cast<F>(round_bf16(static_cast<float>(s))) : s;
 }
 
-std::string shape_str(const std::vector<int64_t>& s) { return fmt::format("[{}]", fmt::join(s, ",")); }
+std::string shape_str(const std::vector<int64_t>& s) {
+  return fmt::format("[{}]", fmt::join(s, ","));
+}
 }  // namespace
 
 template <class F>
@@ -66,29 +77,34 @@ F ExecDomain<F>::sum(const std::vector<F>& v) const {
     case SumOrder::reverse:
       for (size_t i = v.size(); i-- > 0;) s += v[i];
       return s;
-    case SumOrder::pairwise: return pairwise(v.data(), v.size(), bf16_partials);
+    case SumOrder::pairwise:
+      return pairwise(v.data(), v.size(), bf16_partials);
   }
   return s;
 }
 
 void check_matmul(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool ta, bool tb) {
   if (a.size() < 2 || b.size() < 2)
-    throw ir::EvalError("matmul needs operands of rank >= 2, got " + shape_str(a) + " and " + shape_str(b));
+    throw ir::EvalError("matmul needs operands of rank >= 2, got " + shape_str(a) + " and " +
+                        shape_str(b));
   int64_t ka = ta ? a[a.size() - 2] : a.back(), kb = tb ? b.back() : b[b.size() - 2];
   if (ka != kb)
-    throw ir::EvalError(fmt::format("matmul inner dims differ: {}{} x {}{}", shape_str(a), ta ? "^T" : "", shape_str(b),
-                                    tb ? "^T" : ""));
-  ir::sem::bcast_shape(std::vector<int64_t>(a.begin(), a.end() - 2), std::vector<int64_t>(b.begin(), b.end() - 2));
+    throw ir::EvalError(fmt::format("matmul inner dims differ: {}{} x {}{}", shape_str(a),
+                                    ta ? "^T" : "", shape_str(b), tb ? "^T" : ""));
+  ir::sem::bcast_shape(std::vector<int64_t>(a.begin(), a.end() - 2),
+                       std::vector<int64_t>(b.begin(), b.end() - 2));
 }
 
 namespace {
-void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb,
-              0.0f, c, n);
+void gemm(bool ta, bool tb, int m, int n, int k, const float* a, int lda, const float* b, int ldb,
+          float* c) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0f, a, lda, b, ldb, 0.0f, c, n);
 }
-void gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb, double* c) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0, a, lda, b, ldb,
-              0.0, c, n);
+void gemm(bool ta, bool tb, int m, int n, int k, const double* a, int lda, const double* b, int ldb,
+          double* c) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n,
+              k, 1.0, a, lda, b, ldb, 0.0, c, n);
 }
 }  // namespace
 
@@ -98,7 +114,8 @@ Tensor<F> matmul_blas(const Tensor<F>& a, const Tensor<F>& b, bool ta, bool tb) 
   size_t ra = a.rank(), rb = b.rank();
   int64_t m = ta ? a.shape[ra - 1] : a.shape[ra - 2], k = ta ? a.shape[ra - 2] : a.shape[ra - 1];
   int64_t n = tb ? b.shape[rb - 2] : b.shape[rb - 1];
-  std::vector<int64_t> ba(a.shape.begin(), a.shape.end() - 2), bb(b.shape.begin(), b.shape.end() - 2);
+  std::vector<int64_t> ba(a.shape.begin(), a.shape.end() - 2),
+      bb(b.shape.begin(), b.shape.end() - 2);
   Tensor<F> batch;  // only its shape: maps a batch number to its index
   batch.shape = ir::sem::bcast_shape(ba, bb);
   Tensor<F> out(batch.shape, F(0));
@@ -111,8 +128,9 @@ Tensor<F> matmul_blas(const Tensor<F>& a, const Tensor<F>& b, bool ta, bool tb) 
     auto idx = batch.index_of(i);
     const F* pa = a.data.data() + ir::sem::bcast_flat(ba, idx) * m * k;
     const F* pb = b.data.data() + ir::sem::bcast_flat(bb, idx) * k * n;
-    gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), pa, static_cast<int>(ta ? m : k), pb,
-         static_cast<int>(tb ? k : n), out.data.data() + i * m * n);
+    gemm(ta, tb, static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), pa,
+         static_cast<int>(ta ? m : k), pb, static_cast<int>(tb ? k : n),
+         out.data.data() + i * m * n);
   }
   return out;
 }
@@ -130,15 +148,18 @@ Tensor<F> matmul_ref(const Tensor<F>& a, const Tensor<F>& b, bool ta, bool tb, S
 }
 
 template <class F>
-std::vector<Tensor<F>> Kernels<F>::run(const ir::Op& op, const std::vector<const Tensor<F>*>& in, const ir::Bindings& b) {
+std::vector<Tensor<F>> Kernels<F>::run(const ir::Op& op, const std::vector<const Tensor<F>*>& in,
+                                       const ir::Bindings& b) {
   // eval_local indexes operands without checking their count: check it here.
   const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
   if (!def) throw ir::EvalError("unknown op '" + op.kind + "'");
   int64_t k = static_cast<int64_t>(in.size());
   if (k < def->min_operands || (def->max_operands >= 0 && k > def->max_operands))
-    throw ir::EvalError(fmt::format("'{}' takes {} operands, got {}", op.kind, def->min_operands, k));
+    throw ir::EvalError(
+        fmt::format("'{}' takes {} operands, got {}", op.kind, def->min_operands, k));
   if (op.kind == "matmul") {
-    bool ta = ir::sem::int_attr(op, "transpose_a", b, 0) != 0, tb = ir::sem::int_attr(op, "transpose_b", b, 0) != 0;
+    bool ta = ir::sem::int_attr(op, "transpose_a", b, 0) != 0,
+         tb = ir::sem::int_attr(op, "transpose_b", b, 0) != 0;
     if (cfg_.device == Device::cuda) return {cuda::matmul(*in[0], *in[1], ta, tb)};
     if (cfg_.blas) return {matmul_blas(*in[0], *in[1], ta, tb)};
     check_matmul(in[0]->shape, in[1]->shape, ta, tb);
@@ -153,6 +174,7 @@ template class Kernels<double>;
 template Tensor<float> matmul_blas(const Tensor<float>&, const Tensor<float>&, bool, bool);
 template Tensor<double> matmul_blas(const Tensor<double>&, const Tensor<double>&, bool, bool);
 template Tensor<float> matmul_ref(const Tensor<float>&, const Tensor<float>&, bool, bool, SumOrder);
-template Tensor<double> matmul_ref(const Tensor<double>&, const Tensor<double>&, bool, bool, SumOrder);
+template Tensor<double> matmul_ref(const Tensor<double>&, const Tensor<double>&, bool, bool,
+                                   SumOrder);
 
 }  // namespace parity::exec

@@ -44,8 +44,8 @@ enum class Device { cpu, cuda };
 struct KernelConfig {
   DType dtype = DType::f32;
   SumOrder order = SumOrder::forward;  // pairwise partials are stored in `dtype`
-  bool blas = true;             // matmul through OpenBLAS (when on the CPU)
-  Device device = Device::cpu;  // cuda: matmul through cuBLAS
+  bool blas = true;                    // matmul through OpenBLAS (when on the CPU)
+  Device device = Device::cpu;         // cuda: matmul through cuBLAS
 };
 
 template <class F>
@@ -56,7 +56,8 @@ class Kernels {
     dom_.bf16_partials = c.dtype == DType::bf16;
   }
   // Evaluates one local op; throws ir::EvalError on operands it cannot take.
-  std::vector<Tensor<F>> run(const ir::Op& op, const std::vector<const Tensor<F>*>& in, const ir::Bindings& b);
+  std::vector<Tensor<F>> run(const ir::Op& op, const std::vector<const Tensor<F>*>& in,
+                             const ir::Bindings& b);
   const KernelConfig& config() const { return cfg_; }
 
  private:
@@ -78,7 +79,8 @@ template <class F>
 Tensor<F> matmul_blas(const Tensor<F>& a, const Tensor<F>& b, bool ta, bool tb);
 // The reference: ir::eval_local's matmul over ExecDomain<F> in `order`.
 template <class F>
-Tensor<F> matmul_ref(const Tensor<F>& a, const Tensor<F>& b, bool ta, bool tb, SumOrder order = SumOrder::forward);
+Tensor<F> matmul_ref(const Tensor<F>& a, const Tensor<F>& b, bool ta, bool tb,
+                     SumOrder order = SumOrder::forward);
 // Shape checks shared by both (the reference itself does not check).
 void check_matmul(const std::vector<int64_t>& a, const std::vector<int64_t>& b, bool ta, bool tb);
 

@@ -26,13 +26,16 @@ std::string join_lines(const std::vector<std::string>& v) {
 }
 }  // namespace
 
-RunError::RunError(std::vector<std::string> errs) : std::runtime_error(join_lines(errs)), errors(std::move(errs)) {}
+RunError::RunError(std::vector<std::string> errs)
+    : std::runtime_error(join_lines(errs)), errors(std::move(errs)) {}
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 bool is_collective(const ir::Op& op) {
   const ir::OpDef* d = ir::OpRegistry::get().find(op.kind);
@@ -50,7 +53,8 @@ struct Setup {
   const RunOptions& o;
   ir::Bindings dims;  // spec dims, then plan dims
   std::map<std::string, ir::TypeMap> types;
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> placed;  // (program, value) -> placements
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>>
+      placed;  // (program, value) -> placements
   std::map<std::string, std::vector<ir::Instr>> code;
 };
 
@@ -61,7 +65,8 @@ Setup make_setup(const ir::Case& c, const RunOptions& o) {
   for (const auto& [k, v] : p.dims) st.dims[k] = v;
   ir::DiagList d;
   ir::validate_plan(p, c.spec ? &*c.spec : nullptr, "", d, &st.types);
-  for (size_t i = 0; i < p.placements.size(); ++i) st.placed[{p.placements[i].program, p.placements[i].value}].push_back(i);
+  for (size_t i = 0; i < p.placements.size(); ++i)
+    st.placed[{p.placements[i].program, p.placements[i].value}].push_back(i);
   ir::Bindings base = st.dims;
   for (const auto& a : p.mesh.axes) base[a.name] = a.size;
   for (const auto& prog : p.programs) st.code[prog.name] = ir::flatten(prog.graph, base);
@@ -92,11 +97,13 @@ ir::Tensor<double> to_double(const Tensor<F>& x) {
 }
 
 // The region [off, off+size) of x.
-ir::Tensor<double> extract(const ir::Tensor<double>& x, const std::vector<int64_t>& off, const std::vector<int64_t>& size) {
+ir::Tensor<double> extract(const ir::Tensor<double>& x, const std::vector<int64_t>& off,
+                           const std::vector<int64_t>& size) {
   for (size_t k = 0; k < x.rank(); ++k)
     if (off[k] < 0 || size[k] < 0 || off[k] + size[k] > x.shape[k])
-      throw ir::EvalError(fmt::format("region [{}] +[{}] outside the spec value [{}]", fmt::join(off, ","),
-                                      fmt::join(size, ","), fmt::join(x.shape, ",")));
+      throw ir::EvalError(fmt::format("region [{}] +[{}] outside the spec value [{}]",
+                                      fmt::join(off, ","), fmt::join(size, ","),
+                                      fmt::join(x.shape, ",")));
   ir::Tensor<double> out(size, 0.0);
   for (int64_t i = 0; i < out.size(); ++i) {
     auto idx = out.index_of(i);
@@ -114,20 +121,27 @@ class Executor {
   using OnDefine = std::function<void(const std::string&, const ir::Instr&, const Tensor<F>&)>;
 
   Executor(const RunOptions& o, const ir::TypeMap* types, Communicator* comm, const ir::Plan* plan)
-      : o_(o), types_(types), comm_(comm), plan_(plan), k_(KernelConfig{o.dtype, o.order, o.blas, o.device}) {}
+      : o_(o),
+        types_(types),
+        comm_(comm),
+        plan_(plan),
+        k_(KernelConfig{o.dtype, o.order, o.blas, o.device}) {}
 
-  void define(Env& env, const std::string& name, Tensor<F> v, const ir::Instr& ins, const OnDefine& on) {
+  void define(Env& env, const std::string& name, Tensor<F> v, const ir::Instr& ins,
+              const OnDefine& on) {
     if (is_float(types_, name)) round_to(o_.dtype, v);
     auto& slot = env[name] = std::move(v);
     if (on) on(name, ins, slot);
   }
 
-  void run(const std::vector<ir::Instr>& code, const ir::Bindings& base, Env& env, const OnDefine& on) {
+  void run(const std::vector<ir::Instr>& code, const ir::Bindings& base, Env& env,
+           const OnDefine& on) {
     for (const ir::Instr& ins : code) {
       if (ins.kind == ir::Instr::bind) {
         std::vector<Tensor<F>> vals;
         for (const auto& s : ins.src) vals.push_back(get(env, s));
-        for (size_t i = 0; i < ins.dst.size(); ++i) define(env, ins.dst[i], std::move(vals[i]), ins, on);
+        for (size_t i = 0; i < ins.dst.size(); ++i)
+          define(env, ins.dst[i], std::move(vals[i]), ins, on);
         continue;
       }
       const ir::Op& op = *ins.op;
@@ -150,33 +164,39 @@ class Executor {
     return it->second;
   }
 
-  void step(const ir::Op& op, const ir::Instr& ins, const ir::Bindings& b, Env& env, const OnDefine& on) {
+  void step(const ir::Op& op, const ir::Instr& ins, const ir::Bindings& b, Env& env,
+            const OnDefine& on) {
     const bool p2p = op.kind == "send" || op.kind == "recv";
-    if ((p2p || is_collective(op)) && !comm_) throw ir::EvalError("'" + op.kind + "' outside a plan program");
+    if ((p2p || is_collective(op)) && !comm_)
+      throw ir::EvalError("'" + op.kind + "' outside a plan program");
     if (op.kind == "send") {
-      comm_->send(get(env, op.operands.at(0)), peer_of(op, b), ir::sem::int_attr(op, "tag", b, 0), label_of(ins));
+      comm_->send(get(env, op.operands.at(0)), peer_of(op, b), ir::sem::int_attr(op, "tag", b, 0),
+                  label_of(ins));
       return;
     }
     if (op.kind == "recv") {
-      Tensor<F> v = comm_->recv<F>(ir::sem::ints_attr(op, "shape", b), peer_of(op, b), ir::sem::int_attr(op, "tag", b, 0),
-                                   label_of(ins));
+      Tensor<F> v = comm_->recv<F>(ir::sem::ints_attr(op, "shape", b), peer_of(op, b),
+                                   ir::sem::int_attr(op, "tag", b, 0), label_of(ins));
       define(env, op.results.at(0), std::move(v), ins, on);
       return;
     }
     if (is_collective(op)) {
-      define(env, op.results.at(0), comm_->run(collective(op, ins, b), get(env, op.operands.at(0))), ins, on);
+      define(env, op.results.at(0), comm_->run(collective(op, ins, b), get(env, op.operands.at(0))),
+             ins, on);
       return;
     }
     std::vector<const Tensor<F>*> in;
     for (const auto& name : op.operands) in.push_back(&get(env, name));
     auto res = k_.run(op, in, b);
     if (res.size() < op.results.size()) throw ir::EvalError("op gives fewer results than it names");
-    for (size_t i = 0; i < op.results.size(); ++i) define(env, op.results[i], std::move(res[i]), ins, on);
+    for (size_t i = 0; i < op.results.size(); ++i)
+      define(env, op.results[i], std::move(res[i]), ins, on);
   }
 
   int64_t peer_of(const ir::Op& op, const ir::Bindings& b) const {
     const ir::Attr* a = op.attr("peer");
-    if (!a || !std::holds_alternative<ir::Coords>(*a)) throw ir::EvalError("missing attribute 'peer'");
+    if (!a || !std::holds_alternative<ir::Coords>(*a))
+      throw ir::EvalError("missing attribute 'peer'");
     ir::Coord c = plan_->mesh.coord_of(comm_->rank());
     for (const auto& [axis, e] : std::get<ir::Coords>(*a)) {
       auto i = plan_->mesh.axis_index(axis);
@@ -196,7 +216,8 @@ class Executor {
              : op.kind == "all_to_all"     ? CollKind::all_to_all
                                            : CollKind::broadcast;
     std::string red = "sum";
-    if (const ir::Attr* a = op.attr("reduce"); a && std::holds_alternative<std::string>(*a)) red = std::get<std::string>(*a);
+    if (const ir::Attr* a = op.attr("reduce"); a && std::holds_alternative<std::string>(*a))
+      red = std::get<std::string>(*a);
     auto r = parse_reduce_op(red);
     if (!r) throw ir::EvalError("reduce must be sum, avg or max, got '" + red + "'");
     c.op = *r;
@@ -237,9 +258,11 @@ std::vector<std::vector<Group>> partitions(const ir::Plan& p) {
       std::vector<Group> part;
       if (const ir::Attr* a = op.attr("axes"); a && std::holds_alternative<ir::Strings>(*a)) {
         std::set<Group> groups;
-        for (int64_t r = 0; r < p.mesh.num_ranks(); ++r) groups.insert(p.mesh.group_along(r, std::get<ir::Strings>(*a)));
+        for (int64_t r = 0; r < p.mesh.num_ranks(); ++r)
+          groups.insert(p.mesh.group_along(r, std::get<ir::Strings>(*a)));
         part.assign(groups.begin(), groups.end());
-      } else if (const ir::Attr* a = op.attr("groups"); a && std::holds_alternative<ir::Groups>(*a)) {
+      } else if (const ir::Attr* a = op.attr("groups");
+                 a && std::holds_alternative<ir::Groups>(*a)) {
         part = std::get<ir::Groups>(*a);
       }
       if (!part.empty() && seen.insert(part).second) out.push_back(part);
@@ -266,15 +289,19 @@ RankOutcome run_rank(const Setup& st, Communicator& comm, const Values& inputs) 
       if (it == st.placed.end()) return;
       ir::Bindings vb = b;
       for (const auto& [k, x] : ins.loop) vb[k] = x;
-      std::string op = ins.op ? ins.op->label() : ins.kind == ir::Instr::bind ? "loop result" : "program input";
-      for (size_t idx : it->second) out.values.push_back(PlacedValue{idx, r, ins.iter, vb, op, ins.seq, to_double(v)});
+      std::string op = ins.op                        ? ins.op->label()
+                       : ins.kind == ir::Instr::bind ? "loop result"
+                                                     : "program input";
+      for (size_t idx : it->second)
+        out.values.push_back(PlacedValue{idx, r, ins.iter, vb, op, ins.seq, to_double(v)});
     };
     typename Executor<F>::Env env;
     for (const auto& name : prog->graph.inputs) {
       const ir::Placement* src = nullptr;
       if (auto it = st.placed.find({prog->name, name}); it != st.placed.end())
         for (size_t idx : it->second)
-          if (p.placements[idx].kind == ir::PlacementKind::region && inputs.count(p.placements[idx].spec_value))
+          if (p.placements[idx].kind == ir::PlacementKind::region &&
+              inputs.count(p.placements[idx].spec_value))
             src = &p.placements[idx];
       if (!src) throw ir::EvalError("input '" + name + "' has no region placement on a spec input");
       const ir::Tensor<double>& sv = inputs.at(src->spec_value);
@@ -301,7 +328,8 @@ RankOutcome run_rank(const Setup& st, Communicator& comm, const Values& inputs) 
 }
 
 RankOutcome run_rank_any(const Setup& st, Communicator& comm, const Values& inputs) {
-  return st.o.dtype == DType::f64 ? run_rank<double>(st, comm, inputs) : run_rank<float>(st, comm, inputs);
+  return st.o.dtype == DType::f64 ? run_rank<double>(st, comm, inputs)
+                                  : run_rank<float>(st, comm, inputs);
 }
 
 // Merges the ranks' outcomes, or throws the errors with the cause first: a
@@ -314,15 +342,17 @@ PlanRun collect(std::vector<RankOutcome> outs) {
     for (auto& v : o.values) run.values.push_back(std::move(v));
   }
   if (!errs.empty()) {
-    std::stable_sort(errs.begin(), errs.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::stable_sort(errs.begin(), errs.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<std::string> msgs;
     for (const auto& [k, m] : errs)
       if (k != RankOutcome::peer_failed || msgs.empty()) msgs.push_back(m);
     throw RunError(msgs);
   }
-  std::stable_sort(run.values.begin(), run.values.end(), [](const PlacedValue& a, const PlacedValue& b) {
-    return a.seq != b.seq ? a.seq < b.seq : a.rank < b.rank;
-  });
+  std::stable_sort(run.values.begin(), run.values.end(),
+                   [](const PlacedValue& a, const PlacedValue& b) {
+                     return a.seq != b.seq ? a.seq < b.seq : a.rank < b.rank;
+                   });
   return run;
 }
 
@@ -352,7 +382,8 @@ Values run_spec(const ir::Case& c, const Values& inputs, const RunOptions& o) {
   return o.dtype == DType::f64 ? run_spec_t<double>(c, inputs, o) : run_spec_t<float>(c, inputs, o);
 }
 
-PlanRun run_plan(const ir::Case& c, const Values& inputs, const RunOptions& o, Communicator* world) {
+PlanRun run_plan(const ir::Case& c, const Values& inputs, const RunOptions& o,
+                 Communicator* world) {
   const ir::Plan& p = c.plan;
   const int64_t n = p.mesh.num_ranks();
   if (p.programs.empty()) throw ir::InvalidInput("the case has no plan to run");
@@ -373,7 +404,9 @@ PlanRun run_plan(const ir::Case& c, const Values& inputs, const RunOptions& o, C
     auto t0 = Clock::now();
     std::vector<std::thread> threads;
     for (int64_t r = 0; r < n; ++r)
-      threads.emplace_back([&, r] { outs[static_cast<size_t>(r)] = run_rank_any(st, *comms[static_cast<size_t>(r)], inputs); });
+      threads.emplace_back([&, r] {
+        outs[static_cast<size_t>(r)] = run_rank_any(st, *comms[static_cast<size_t>(r)], inputs);
+      });
     for (auto& t : threads) t.join();
     double secs = since(t0);
     PlanRun run = collect(std::move(outs));
@@ -384,8 +417,10 @@ PlanRun run_plan(const ir::Case& c, const Values& inputs, const RunOptions& o, C
 
   if (!world) throw Unsupported("--ranks mpi needs an MPI communicator");
   if (world->size() != n)
-    throw ir::InvalidInput(fmt::format("the plan's mesh has {} ranks but {} processes run it (mpirun -np must equal the mesh size)",
-                                       n, world->size()));
+    throw ir::InvalidInput(
+        fmt::format("the plan's mesh has {} ranks but {} processes run it (mpirun -np must equal "
+                    "the mesh size)",
+                    n, world->size()));
   world->set_timeout(o.timeout_s);
   world->set_rank_names(names);
   world->prepare(partitions(p));
@@ -438,24 +473,24 @@ std::vector<Piece> assemble(const ir::Plan& p, const std::vector<PlacedValue>& v
       const PlacedValue& m = values[members[k]];
       ranks += (k ? " + rank " : "rank ") + p.mesh.rank_str(m.rank);
       if (k == 0) continue;
-      if (m.value.shape != pc.value.shape) throw ir::EvalError("members of the partial sum of '" + pl.spec_value + "' differ in shape");
+      if (m.value.shape != pc.value.shape)
+        throw ir::EvalError("members of the partial sum of '" + pl.spec_value +
+                            "' differ in shape");
       for (size_t e = 0; e < pc.value.data.size(); ++e) pc.value.data[e] += m.value.data[e];
     }
-    pc.where = fmt::format("{}.{} on {}{}", pl.program, pl.value, ranks, first.iter.empty() ? "" : " (" + first.iter + ")");
+    pc.where = fmt::format("{}.{} on {}{}", pl.program, pl.value, ranks,
+                           first.iter.empty() ? "" : " (" + first.iter + ")");
     pc.offset.assign(pc.value.rank(), 0);
-    for (size_t k = 0; k < pl.region.size() && k < pc.offset.size(); ++k) pc.offset[k] = pl.region[k].offset.eval(first.b);
+    for (size_t k = 0; k < pl.region.size() && k < pc.offset.size(); ++k)
+      pc.offset[k] = pl.region[k].offset.eval(first.b);
     return pc;
   };
-  std::set<Key> done;
-  for (size_t i = 0; i < values.size(); ++i) {
-    const ir::Placement& pl = p.placements[values[i].placement];
-    if (pl.kind == ir::PlacementKind::region) {
+  for (size_t i = 0; i < values.size(); ++i)
+    if (p.placements[values[i].placement].kind == ir::PlacementKind::region)
       out.push_back(piece({i}));
-      continue;
-    }
-  }
   for (const auto& key : order) out.push_back(piece(groups[key]));
-  std::stable_sort(out.begin(), out.end(), [](const Piece& a, const Piece& b) { return a.seq < b.seq; });
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Piece& a, const Piece& b) { return a.seq < b.seq; });
   return out;
 }
 

@@ -43,15 +43,15 @@ Values run_spec(const ir::Case& c, const Values& inputs, const RunOptions& o);
 struct PlacedValue {
   size_t placement = 0;  // index into plan.placements
   int64_t rank = 0;
-  std::string iter;      // "mb=1", "" outside loops
-  ir::Bindings b;        // rank bindings, dims and loop indices: evaluates the region
-  std::string op;        // the op that defined it
-  size_t seq = 0;        // position in the rank's unrolled program
+  std::string iter;  // "mb=1", "" outside loops
+  ir::Bindings b;    // rank bindings, dims and loop indices: evaluates the region
+  std::string op;    // the op that defined it
+  size_t seq = 0;    // position in the rank's unrolled program
   ir::Tensor<double> value;
 };
 
 struct PlanRun {
-  bool root = true;  // false on MPI ranks other than 0, which hold no results
+  bool root = true;                 // false on MPI ranks other than 0, which hold no results
   std::vector<PlacedValue> values;  // every rank's, ordered by (seq, rank)
   int64_t ranks = 0;                // ranks that ran a program
   double seconds = 0;               // wall time of the plan's execution
@@ -61,7 +61,8 @@ struct PlanRun {
 // Ranks::mpi this process runs the rank of `world` (an MPI or NCCL communicator,
 // whose size must equal the mesh size) and the root gathers every rank's values.
 // Throws RunError when a rank fails (a timeout names the rank, op and peers).
-PlanRun run_plan(const ir::Case& c, const Values& inputs, const RunOptions& o, Communicator* world = nullptr);
+PlanRun run_plan(const ir::Case& c, const Values& inputs, const RunOptions& o,
+                 Communicator* world = nullptr);
 
 // A placed value in spec coordinates: a region's values (a partial placement
 // summed over its ranks) at `offset` of spec value `spec_value`.

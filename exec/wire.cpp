@@ -27,7 +27,8 @@ class Reader {
   }
   size_t count() {
     int64_t n = i64();
-    if (n < 0 || static_cast<size_t>(n) > s_.size()) throw std::runtime_error("malformed rank outcome");
+    if (n < 0 || static_cast<size_t>(n) > s_.size())
+      throw std::runtime_error("malformed rank outcome");
     return static_cast<size_t>(n);
   }
   std::string str() {
@@ -72,7 +73,8 @@ RankOutcome decode_outcome(const std::string& bytes) {
   Reader r(bytes);
   RankOutcome o;
   int64_t kind = r.i64();
-  if (kind < RankOutcome::ok || kind > RankOutcome::peer_failed) throw std::runtime_error("malformed rank outcome");
+  if (kind < RankOutcome::ok || kind > RankOutcome::peer_failed)
+    throw std::runtime_error("malformed rank outcome");
   o.kind = static_cast<RankOutcome::Kind>(kind);
   o.error = r.str();
   for (size_t n = r.count(); n-- > 0;) {

@@ -79,11 +79,14 @@ TEST_P(ExecCorpus, ExecutionAgreesWithVerify) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, ExecCorpus, testing::ValuesIn(corpus_cases()), [](const auto& info) {
-  std::string n = std::filesystem::path(info.param.path).stem().string();
-  std::replace_if(n.begin(), n.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); }, '_');
-  return n;
-});
+INSTANTIATE_TEST_SUITE_P(
+    Cases, ExecCorpus, testing::ValuesIn(corpus_cases()), [](const auto& info) {
+      std::string n = std::filesystem::path(info.param.path).stem().string();
+      std::replace_if(
+          n.begin(), n.end(), [](char ch) { return !std::isalnum(static_cast<unsigned char>(ch)); },
+          '_');
+      return n;
+    });
 
 TEST(ExecCorpus, FindsCases) { EXPECT_GE(corpus_cases().size(), 4u); }
 
@@ -113,7 +116,9 @@ TEST(ExecGenerated, PipelineWithMicrobatchesMatchesInBf16) {
 
 // --- malformed plans, run without validation: named errors, never a hang.
 
-ir::Case malformed(const std::string& name) { return frontend::read_case(source("tests/malformed/" + name)); }
+ir::Case malformed(const std::string& name) {
+  return frontend::read_case(source("tests/malformed/" + name));
+}
 
 std::string run_error(const ir::Case& c, double timeout_s, double* seconds = nullptr) {
   RunOptions o;
@@ -122,7 +127,8 @@ std::string run_error(const ir::Case& c, double timeout_s, double* seconds = nul
   try {
     run_plan(c, make_inputs(*c.spec, 1, DType::f32), o);
   } catch (const RunError& e) {
-    if (seconds) *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (seconds)
+      *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return e.what();
   }
   return "";
@@ -135,9 +141,11 @@ TEST(ExecErrors, DeadlockEndsByTimeoutNamingRankAndOp) {
   EXPECT_NE(err.find("timed out after 0.5 s"), std::string::npos) << err;
   // One of the two stages reports first; either names its rank, op and peer.
   bool stage0 = err.find("rank 0 (pp=0): timed out") != std::string::npos &&
-                err.find("'recv -> da") != std::string::npos && err.find("waiting for rank 1 (pp=1)") != std::string::npos;
+                err.find("'recv -> da") != std::string::npos &&
+                err.find("waiting for rank 1 (pp=1)") != std::string::npos;
   bool stage1 = err.find("rank 1 (pp=1): timed out") != std::string::npos &&
-                err.find("'recv -> a1") != std::string::npos && err.find("waiting for rank 0 (pp=0)") != std::string::npos;
+                err.find("'recv -> a1") != std::string::npos &&
+                err.find("waiting for rank 0 (pp=0)") != std::string::npos;
   EXPECT_TRUE(stage0 || stage1) << err;
 }
 
@@ -178,25 +186,29 @@ TEST(ExecKernels, BlasMatmulEqualsReference) {
     bool ta, tb;
   };
   // Plain, transposed, batched, and broadcast batches.
-  std::vector<Shape> shapes = {{{3, 5}, {5, 4}, false, false},    {{5, 3}, {5, 4}, true, false},
-                               {{3, 5}, {4, 5}, false, true},     {{5, 3}, {4, 5}, true, true},
-                               {{2, 3, 5}, {2, 5, 4}, false, false}, {{2, 1, 3, 5}, {3, 5, 4}, false, false},
-                               {{3, 5}, {2, 5, 4}, false, false},   {{4, 0}, {0, 2}, false, false}};
+  std::vector<Shape> shapes = {
+      {{3, 5}, {5, 4}, false, false},       {{5, 3}, {5, 4}, true, false},
+      {{3, 5}, {4, 5}, false, true},        {{5, 3}, {4, 5}, true, true},
+      {{2, 3, 5}, {2, 5, 4}, false, false}, {{2, 1, 3, 5}, {3, 5, 4}, false, false},
+      {{3, 5}, {2, 5, 4}, false, false},    {{4, 0}, {0, 2}, false, false}};
   for (const auto& s : shapes)
     for (bool integers : {true, false}) {
       Tensor<double> a = random_tensor(s.a, g, integers), b = random_tensor(s.b, g, integers);
       Tensor<double> blas = matmul_blas(a, b, s.ta, s.tb), ref = matmul_ref(a, b, s.ta, s.tb);
       ASSERT_EQ(blas.shape, ref.shape);
       for (size_t i = 0; i < ref.data.size(); ++i) {
-        if (integers) EXPECT_EQ(blas.data[i], ref.data[i]);  // exact: small integers
-        else EXPECT_NEAR(blas.data[i], ref.data[i], 1e-13);
+        if (integers)
+          EXPECT_EQ(blas.data[i], ref.data[i]);  // exact: small integers
+        else
+          EXPECT_NEAR(blas.data[i], ref.data[i], 1e-13);
       }
       Tensor<float> af, bf;
       af.shape = a.shape, bf.shape = b.shape;
       af.data.assign(a.data.begin(), a.data.end());
       bf.data.assign(b.data.begin(), b.data.end());
       Tensor<float> fb = matmul_blas(af, bf, s.ta, s.tb), fr = matmul_ref(af, bf, s.ta, s.tb);
-      for (size_t i = 0; i < fr.data.size(); ++i) EXPECT_NEAR(fb.data[i], fr.data[i], integers ? 0 : 1e-5);
+      for (size_t i = 0; i < fr.data.size(); ++i)
+        EXPECT_NEAR(fb.data[i], fr.data[i], integers ? 0 : 1e-5);
     }
 }
 
@@ -217,7 +229,7 @@ TEST(ExecKernels, SumOrdersAgreeOnExactSums) {
 
 TEST(ExecKernels, Bf16RoundsToNearestEven) {
   EXPECT_EQ(round_bf16(1.0f), 1.0f);
-  EXPECT_EQ(round_bf16(1.0f + 0x1p-8f), 1.0f);                     // tie, down to even
+  EXPECT_EQ(round_bf16(1.0f + 0x1p-8f), 1.0f);                      // tie, down to even
   EXPECT_EQ(round_bf16(1.0f + 0x1p-7f + 0x1p-8f), 1.0f + 0x1p-6f);  // tie, up to even
   EXPECT_EQ(round_bf16(1.0f + 0x1p-8f + 0x1p-12f), 1.0f + 0x1p-7f);
   EXPECT_EQ(round_bf16(-3.0f), -3.0f);
@@ -241,8 +253,8 @@ TEST(ExecKernels, InputsAreSeededAndIdsInRange) {
   for (const auto& [name, t] : a) {
     EXPECT_EQ(t.data, b.at(name).data) << name;
     differs |= t.data != other.at(name).data;
-    if (ranges.count(name))
-      for (double v : t.data) EXPECT_TRUE(v >= 0 && v < ranges[name] && v == std::floor(v)) << name;
+    if (!ranges.count(name)) continue;
+    for (double v : t.data) EXPECT_TRUE(v >= 0 && v < ranges[name] && v == std::floor(v)) << name;
   }
   EXPECT_TRUE(differs);
 }
@@ -284,14 +296,24 @@ TEST(ExecComm, ThreadCollectivesMatchTheIrSemantics) {
   Group all = {0, 1, 2, 3};
   std::vector<Case> cases = {
       {{CollKind::allreduce, ReduceOp::sum, 0, 0, 0, 0, all, "ar"}, "allreduce", {}},
-      {{CollKind::allreduce, ReduceOp::avg, 0, 0, 0, 0, all, "ar"}, "allreduce", {{"reduce", std::string("avg")}}},
-      {{CollKind::allreduce, ReduceOp::max, 0, 0, 0, 0, all, "ar"}, "allreduce", {{"reduce", std::string("max")}}},
-      {{CollKind::allgather, ReduceOp::sum, 1, 0, 0, 0, all, "ag"}, "allgather", {{"dim", ir::DimExpr(1)}}},
-      {{CollKind::reduce_scatter, ReduceOp::sum, 0, 0, 0, 0, all, "rs"}, "reduce_scatter", {{"dim", ir::DimExpr(0)}}},
+      {{CollKind::allreduce, ReduceOp::avg, 0, 0, 0, 0, all, "ar"},
+       "allreduce",
+       {{"reduce", std::string("avg")}}},
+      {{CollKind::allreduce, ReduceOp::max, 0, 0, 0, 0, all, "ar"},
+       "allreduce",
+       {{"reduce", std::string("max")}}},
+      {{CollKind::allgather, ReduceOp::sum, 1, 0, 0, 0, all, "ag"},
+       "allgather",
+       {{"dim", ir::DimExpr(1)}}},
+      {{CollKind::reduce_scatter, ReduceOp::sum, 0, 0, 0, 0, all, "rs"},
+       "reduce_scatter",
+       {{"dim", ir::DimExpr(0)}}},
       {{CollKind::all_to_all, ReduceOp::sum, 0, 1, 0, 0, all, "a2a"},
        "all_to_all",
        {{"split_dim", ir::DimExpr(1)}, {"concat_dim", ir::DimExpr(0)}}},
-      {{CollKind::broadcast, ReduceOp::sum, 0, 0, 0, 2, all, "bc"}, "broadcast", {{"root", ir::DimExpr(2)}}},
+      {{CollKind::broadcast, ReduceOp::sum, 0, 0, 0, 2, all, "bc"},
+       "broadcast",
+       {{"root", ir::DimExpr(2)}}},
   };
   for (const auto& k : cases) {
     ir::Op op;
@@ -324,7 +346,8 @@ TEST(ExecComm, SubgroupsAndTaggedMessages) {
     c.send(Tensor<float>({1}, 20.f + static_cast<float>(r)), peer, 2, "send b");
     Tensor<float> b = c.recv<float>({1}, peer, 2, "recv b");
     Tensor<float> a = c.recv<float>({1}, peer, 1, "recv a");
-    if (a.data[0] != 10.f + static_cast<float>(peer) || b.data[0] != 20.f + static_cast<float>(peer))
+    if (a.data[0] != 10.f + static_cast<float>(peer) ||
+        b.data[0] != 20.f + static_cast<float>(peer))
       throw std::runtime_error("wrong message");
   });
   for (const auto& e : errs) EXPECT_EQ(e, "");
@@ -336,7 +359,9 @@ TEST(ExecComm, MissingMemberTimesOutNamingIt) {
     c.allreduce(Tensor<double>({1}, 1.0), ReduceOp::sum, Group{0, 1, 2}, "allreduce -> x");
   });
   std::string all = errs[0] + "\n" + errs[1];
-  EXPECT_NE(all.find("timed out after 0.2 s at 'allreduce -> x' waiting for rank 2"), std::string::npos) << all;
+  EXPECT_NE(all.find("timed out after 0.2 s at 'allreduce -> x' waiting for rank 2"),
+            std::string::npos)
+      << all;
   EXPECT_EQ(errs[2], "");
 }
 
@@ -345,7 +370,8 @@ TEST(ExecComm, WireRoundTrips) {
   o.kind = RankOutcome::timed_out;
   o.error = "rank 1: timed out";
   PlacedValue v;
-  v.placement = 3, v.rank = 1, v.iter = "mb=1", v.b = {{"$mb", 1}, {"B", 4}}, v.op = "matmul -> h", v.seq = 9;
+  v.placement = 3, v.rank = 1, v.iter = "mb=1", v.b = {{"$mb", 1}, {"B", 4}}, v.op = "matmul -> h",
+  v.seq = 9;
   v.value = Tensor<double>({2, 2}, 0.5);
   o.values.push_back(v);
   RankOutcome back = decode_outcome(encode_outcome(o));

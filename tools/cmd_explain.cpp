@@ -23,7 +23,8 @@ constexpr const char* kHelp =
     "  summary            the verdict line\n"
     "  cex                the first divergence: element, op, both expressions, difference, "
     "witness\n"
-    "  placements [TEXT]  every placement with its obligation counts (only those containing TEXT)\n"
+    "  placements [TEXT]  every placement with its obligation counts; `failing`: only failing or\n"
+    "                     undecided ones; TEXT: only those whose label contains it\n"
     "  show VALUE         where VALUE is defined and placed: a plan value (`tp.o`, `o`) or a spec "
     "value\n"
     "  diags              validation diagnostics (INVALID input)\n"
@@ -147,13 +148,17 @@ class Repl {
                        s->proved, s->failed, s->unknown);
   }
 
+  // Every placement, or those failing or undecided (`failing`), or those whose label holds TEXT.
   std::string placements(const std::string& filter) const {
     if (!in_.c) return "no plan\n";
     std::string s;
     for (const auto& pl : in_.c->plan.placements) {
-      std::string row =
-          fmt::format("  {:<28} {:<40} {}\n", placement_label(pl), region_str(pl), counts(pl));
-      if (filter.empty() || row.find(filter) != std::string::npos) s += row;
+      const verify::PlacementStats* st = stats_of(pl);
+      bool bad = st && (st->failed || st->unknown);
+      std::string label = placement_label(pl);
+      if (filter == "failing" ? !bad : label.find(filter) == std::string::npos) continue;
+      const char* status = !st ? "-" : st->failed ? "FAIL" : st->unknown ? "UNKNOWN" : "ok";
+      s += fmt::format("  {:<7} {:<28} {:<40} {}\n", status, label, region_str(pl), counts(pl));
     }
     return s.empty() ? "no placements\n" : s;
   }

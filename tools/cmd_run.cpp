@@ -32,7 +32,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-std::string index_str(const std::vector<int64_t>& idx) { return idx.empty() ? "" : fmt::format("[{}]", fmt::join(idx, ",")); }
+std::string index_str(const std::vector<int64_t>& idx) {
+  return idx.empty() ? "" : fmt::format("[{}]", fmt::join(idx, ","));
+}
 
 // Everything a report needs, filled as far as the run got.
 struct Report {
@@ -65,10 +67,11 @@ nlohmann::json report_json(const RunArgs& a, const std::string& label, const Rep
   j["placed_values"] = r.values;
   j["seconds"] = {{"plan", r.plan_s}, {"spec", r.spec_s}, {"control", r.control_s}};
   if (r.cmp) {
-    j["tolerance"] = {{"k", r.cmp->opt.k},
-                      {"floor_eps", r.cmp->opt.floor_eps},
-                      {"rule", "max(k * control error, floor_eps * epsilon(dtype) * max|spec|) per spec value"},
-                      {"control", "spec rerun with pairwise summation and the reference matmul"}};
+    j["tolerance"] = {
+        {"k", r.cmp->opt.k},
+        {"floor_eps", r.cmp->opt.floor_eps},
+        {"rule", "max(k * control error, floor_eps * epsilon(dtype) * max|spec|) per spec value"},
+        {"control", "spec rerun with pairwise summation and the reference matmul"}};
     for (const auto& t : r.cmp->tensors)
       j["tensors"].push_back({{"spec_value", t.spec_value},
                               {"output", t.output},
@@ -81,11 +84,12 @@ nlohmann::json report_json(const RunArgs& a, const std::string& label, const Rep
                               {"scale", t.scale},
                               {"tolerance", t.tol},
                               {"ok", t.ok},
-                              {"worst", {{"index", t.worst_index},
-                                         {"plan", t.worst_plan},
-                                         {"spec", t.worst_spec},
-                                         {"where", t.worst_where},
-                                         {"ratio_to_tolerance", t.worst_ratio}}}});
+                              {"worst",
+                               {{"index", t.worst_index},
+                                {"plan", t.worst_plan},
+                                {"spec", t.worst_spec},
+                                {"where", t.worst_where},
+                                {"ratio_to_tolerance", t.worst_ratio}}}});
   }
   return j;
 }
@@ -93,16 +97,17 @@ nlohmann::json report_json(const RunArgs& a, const std::string& label, const Rep
 std::string report_text(const RunArgs& a, const std::string& label, const Report& r) {
   std::string s;
   if (r.ranks)
-    s += fmt::format("run {}: plan {} on {} ranks ({}, {}, {}, seed {}): plan {:.4f} s", label, r.plan, r.ranks, a.ranks,
-                     a.backend, a.dtype, a.seed, r.plan_s);
+    s += fmt::format("run {}: plan {} on {} ranks ({}, {}, {}, seed {}): plan {:.4f} s", label,
+                     r.plan, r.ranks, a.ranks, a.backend, a.dtype, a.seed, r.plan_s);
   if (r.cmp) {
     s += fmt::format(", spec {:.4f} s, control {:.4f} s\n", r.spec_s, r.control_s);
-    s += fmt::format("  {:<16} {:>8} {:>11} {:>11} {:>9} {:>11} {:>11}\n", "value (*output)", "elements", "max abs",
-                     "max rel", "max ulp", "control", "tolerance");
+    s += fmt::format("  {:<16} {:>8} {:>11} {:>11} {:>9} {:>11} {:>11}\n", "value (*output)",
+                     "elements", "max abs", "max rel", "max ulp", "control", "tolerance");
     for (const auto& t : r.cmp->tensors)
       s += fmt::format("  {:<16} {:>8} {:>11.3g} {:>11.3g} {:>9.3g} {:>11.3g} {:>11.3g}  {}\n",
-                       (t.output ? "*" : " ") + t.spec_value, t.elements, t.max_abs, t.max_rel, t.max_ulp, t.control,
-                       t.tol, t.ok ? "ok" : "DIFFERS at " + t.spec_value + index_str(t.worst_index));
+                       (t.output ? "*" : " ") + t.spec_value, t.elements, t.max_abs, t.max_rel,
+                       t.max_ulp, t.control, t.tol,
+                       t.ok ? "ok" : "DIFFERS at " + t.spec_value + index_str(t.worst_index));
   } else if (r.ranks) {
     s += "\n";
   }
@@ -127,7 +132,8 @@ Report run_case(const RunArgs& a, const std::string& label, exec::Communicator* 
       r.message = "INVALID: " + r.errors[0];
       return r;
     }
-  if (!c.spec) throw ir::InvalidInput("run needs a spec: program inputs are sliced from the spec's inputs");
+  if (!c.spec)
+    throw ir::InvalidInput("run needs a spec: program inputs are sliced from the spec's inputs");
   if (c.plan.programs.empty()) throw ir::InvalidInput("run needs a plan");
   exec::Values inputs = exec::make_inputs(*c.spec, a.seed, o.dtype);
   exec::PlanRun run;
@@ -147,8 +153,9 @@ Report run_case(const RunArgs& a, const std::string& label, exec::Communicator* 
   if (!a.compare) {
     r.verdict = "RAN";
     r.code = kOk;
-    r.message = fmt::format("RAN: {} placed values ({} pieces in spec coordinates); add --compare to check them", r.values,
-                            pieces.size());
+    r.message = fmt::format(
+        "RAN: {} placed values ({} pieces in spec coordinates); add --compare to check them",
+        r.values, pieces.size());
     return r;
   }
   auto t0 = std::chrono::steady_clock::now();
@@ -172,7 +179,8 @@ int run_command(const RunArgs& a) {
   bool root = true;
   Report r;
   try {
-    if (!exec::parse_dtype(a.dtype)) throw ir::InvalidInput("unknown dtype '" + a.dtype + "' (f32, bf16, f64)");
+    if (!exec::parse_dtype(a.dtype))
+      throw ir::InvalidInput("unknown dtype '" + a.dtype + "' (f32, bf16, f64)");
     if (a.ranks == "mpi") {
       world = exec::make_mpi_comm();
       root = world->rank() == 0;
@@ -183,7 +191,8 @@ int run_command(const RunArgs& a) {
     }
     r = run_case(a, label, world.get(), root);
   } catch (const exec::Unsupported& e) {
-    r.verdict = "UNSUPPORTED", r.code = kUnknown, r.message = std::string("UNSUPPORTED: ") + e.what();
+    r.verdict = "UNSUPPORTED", r.code = kUnknown,
+    r.message = std::string("UNSUPPORTED: ") + e.what();
   } catch (const ir::InvalidInput& e) {
     r.verdict = "INVALID", r.code = kInvalid, r.message = std::string("INVALID: ") + e.what();
   } catch (const std::exception& e) {
@@ -223,24 +232,28 @@ int run_command(const RunArgs& a) {
 }  // namespace
 
 void add_run(CLI::App& app, Action& run) {
-  auto* cmd = app.add_subcommand("run", "execute the plan numerically on every rank; --compare checks it against the spec");
+  auto* cmd = app.add_subcommand(
+      "run", "execute the plan numerically on every rank; --compare checks it against the spec");
   static RunArgs a;
   cmd->add_option("files", a.files, "CASE, or SPEC PLAN")->required();
-  cmd->add_option("--backend", a.backend, "where kernels run: cpu, or cuda (cuBLAS matmul; NCCL with --ranks mpi)")
+  cmd->add_option("--backend", a.backend,
+                  "where kernels run: cpu, or cuda (cuBLAS matmul; NCCL with --ranks mpi)")
       ->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd->add_option("--ranks", a.ranks, "threads (one per rank, in process) or mpi (one process per rank under mpirun)")
+  cmd->add_option("--ranks", a.ranks,
+                  "threads (one per rank, in process) or mpi (one process per rank under mpirun)")
       ->check(CLI::IsMember({"threads", "mpi"}));
   cmd->add_option("--dtype", a.dtype, "f32, bf16 (f32 compute rounded after each op) or f64")
       ->check(CLI::IsMember({"f32", "bf16", "f64"}));
   cmd->add_option("--seed", a.seed, "seed of the generated spec inputs");
-  cmd->add_flag("--compare", a.compare, "compare every placed value with a single-device run of the spec");
-  cmd->add_option("--timeout-s", a.timeout_s, "longest wait of one communication call before the run fails")
+  cmd->add_flag("--compare", a.compare,
+                "compare every placed value with a single-device run of the spec");
+  cmd->add_option("--timeout-s", a.timeout_s,
+                  "longest wait of one communication call before the run fails")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--json", a.json_out, "write the report as JSON to this file (- for stdout)");
-  cmd->add_flag("--no-validate", a.no_validate, "skip structural validation (to watch a malformed plan fail at run time)");
-  cmd->callback([&run] {
-    run = [] { return run_command(a); };
-  });
+  cmd->add_flag("--no-validate", a.no_validate,
+                "skip structural validation (to watch a malformed plan fail at run time)");
+  cmd->callback([&run] { run = [] { return run_command(a); }; });
 }
 
 }  // namespace parity::cli
