@@ -8,7 +8,7 @@ ifneq ($(CI),)
   CMAKE_FLAGS += -DPARITY_WERROR=ON
 endif
 
-.PHONY: deps build demo test test-unit test-asan fuzz clean format
+.PHONY: deps build demo test test-unit test-asan test-browser fuzz clean format
 
 deps:
 	@bash scripts/install-deps.sh
@@ -38,7 +38,11 @@ test-asan: deps $(ASAN_BUILD)/build.ninja
 	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L malformed
 	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
 
-test: test-unit test-asan
+# The HTML explorer in headless Chromium, and the report schema checks.
+test-browser: build
+	bash scripts/browser-test.sh $(BUILD)/tools/parity
+
+test: test-unit test-asan test-browser
 
 fuzz: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity_fuzz_proto

@@ -53,8 +53,8 @@ struct Setup {
   const RunOptions& o;
   ir::Bindings dims;  // spec dims, then plan dims
   std::map<std::string, ir::TypeMap> types;
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>>
-      placed;  // (program, value) -> placements
+  // (program, value) -> indices of its placements
+  std::map<std::pair<std::string, std::string>, std::vector<size_t>> placed;
   std::map<std::string, std::vector<ir::Instr>> code;
 };
 

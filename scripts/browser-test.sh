@@ -27,8 +27,18 @@ apt_install() {
 command -v node >/dev/null && command -v npm >/dev/null || apt_install nodejs npm
 major=$(node -p 'process.versions.node.split(".")[0]')
 if [ "$major" -lt 20 ]; then
-  echo "browser-test: Node.js $(node --version) is too old for playwright-core (needs 20 or newer)" >&2
-  exit 1
+  # Debian 12's Node.js is 18; playwright-core needs 20. The npm registry's
+  # `node` package brings a Node 20 binary into a private prefix.
+  prefix="$root/build-node"
+  if [ ! -x "$prefix/node_modules/.bin/node" ]; then
+    npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error node@20
+  fi
+  export PATH="$prefix/node_modules/.bin:$PATH"
+  major=$(node -p 'process.versions.node.split(".")[0]')
+  if [ "$major" -lt 20 ]; then
+    echo "browser-test: Node.js $(node --version) is too old for playwright-core (needs 20 or newer)" >&2
+    exit 1
+  fi
 fi
 
 stamp="$web/node_modules/.parity-lock.sha256"

@@ -12,6 +12,7 @@ PKGS=(
   libopenmpi-dev openmpi-bin
   libopenblas-dev
   clang-14 libclang-rt-14-dev
+  libxml2-utils python3-jsonschema
 )
 missing=()
 for p in "${PKGS[@]}"; do

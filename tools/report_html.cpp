@@ -239,7 +239,9 @@ struct Page {
         for (size_t k = 0; k < pl.region.size(); ++k) {
           int64_t off, size;
           bool ok = pl.region[k].offset.try_eval(b, off) && pl.region[k].size.try_eval(b, size);
-          reg += (k ? "," : "") + (ok ? fmt::format("{}:{}", off, off + size) : std::string("?"));
+          // A region that depends on a loop index (`$mb`) stays symbolic.
+          reg += (k ? "," : "") + (ok ? fmt::format("{}:{}", off, off + size)
+                                      : pl.region[k].offset.str() + ":+" + pl.region[k].size.str());
         }
         reg += "]";
       }
