@@ -65,10 +65,11 @@ struct ParamDef {
 
 // Optimizer and clipping constants shared by spec and plans.
 struct StepConsts {
-  double lr = 1e-3, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
-  // A small clipping threshold keeps clipping active at the verifier's random
-  // screening points, so a wrong gradient norm changes every update there.
-  double clip = 1e-3, clip_eps = 1e-6;
+  // lr is on the large side so that a wrong gradient visibly moves the
+  // updated parameters at the verifier's random screening points (where the
+  // gradient norm is a few units, so clipping at 1.0 is active).
+  double lr = 1e-2, beta1 = 0.9, beta2 = 0.95, eps = 1e-8, weight_decay = 0.1;
+  double clip = 1.0, clip_eps = 1e-6;
   int64_t step = 1;
 };
 
