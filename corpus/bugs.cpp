@@ -62,14 +62,17 @@ struct Ctx {
     return out;
   }
 
-  // Ops matching `pred` whose first result is in the chosen layer (any layer
-  // when none was chosen), in program order.
+  // Ops matching `pred` in the chosen layer; with no layer chosen, those of
+  // layer 0 if any (rather than the embedding), else all, in program order.
   std::vector<Loc> find_layer(const Pred& pred) {
-    return find([&](const ir::Op& op) {
-      if (!pred(op)) return false;
-      if (!site.layer) return true;
-      return !op.results.empty() && in_layer(op.results[0], *site.layer);
-    });
+    auto of = [&](int64_t l) {
+      return find([&](const ir::Op& op) {
+        return pred(op) && !op.results.empty() && in_layer(op.results[0], l);
+      });
+    };
+    if (site.layer) return of(*site.layer);
+    auto v = of(0);
+    return v.empty() ? find(pred) : v;
   }
 
   Loc first(const Pred& pred, const std::string& needs) {

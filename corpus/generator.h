@@ -53,5 +53,12 @@ ir::Case generate(const GenOptions& o);
 
 // One line describing the options, e.g. "llama3-8b dp=2 tp=2 mb=2".
 std::string describe(const GenOptions& o);
+// The `parity gen` arguments that make this case, e.g. "llama3-8b --dp 2 --mb 2".
+std::string cli_args(const GenOptions& o);
+
+// Header lines of a checked-in case: how it was made and what `parity verify`
+// must answer (read by tests/run_expect.sh).
+std::string case_header(const GenOptions& o, const std::string& bug, int expect_exit,
+                        const std::string& expect_error);
 
 }  // namespace parity::corpus

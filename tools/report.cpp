@@ -25,6 +25,7 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
                    v.solver);
   if (v.failed) s += fmt::format(", {} failed", v.failed);
   if (v.unknown) s += fmt::format(", {} unknown", v.unknown);
+  if (v.unchecked) s += fmt::format(", {} left unchecked after the first mismatch", v.unchecked);
   s += fmt::format("; {:.2f} s\n", v.seconds);
   if (v.kind == verify::VerdictKind::unknown) s += fmt::format("  reason: {}\n", v.reason);
   if (v.cex) {
@@ -58,7 +59,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
   j["reason"] = v.reason;
   j["obligations"] = {{"total", v.obligations}, {"unique", v.unique}, {"by_canonical_form", v.by_hash},
                       {"by_expansion", v.by_expansion}, {"by_smt", v.by_smt}, {"failed", v.failed},
-                      {"unknown", v.unknown}};
+                      {"unknown", v.unknown}, {"unchecked", v.unchecked}};
   j["diagnostics"] = nlohmann::json::array();
   for (const auto& d : v.diags)
     j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});

@@ -303,7 +303,7 @@ class Checker {
       }
       if (status == 0) ++ps.proved;
       else if (status == 1) ++ps.failed, ++v.failed;
-      else ++ps.unknown, ++v.unknown;
+      else if (status == 2) ++ps.unknown, ++v.unknown;
     }
     for (auto& [idx, s] : stats) {
       const ir::Placement& pl = c_.plan.placements[idx];
@@ -473,7 +473,8 @@ class Checker {
     v.cex = c;
   }
 
-  // 0 proved, 1 refuted (with a counterexample recorded), 2 unknown.
+  // 0 proved, 1 refuted (with a counterexample recorded), 2 unknown, 3 not
+  // decided because a mismatch was already shown.
   int decide(Verdict& v, TermTable& tt, const Setup& st, const std::map<std::string, Tensor<TermId>>& sym_in,
              const std::vector<Obl>& obls, const std::vector<std::vector<std::pair<double, double>>>& num,
              const std::vector<std::vector<double>>& points, size_t i,
@@ -497,6 +498,12 @@ class Checker {
           return 1;
         }
       }
+    }
+    // Once a mismatch is shown the verdict is settled: the remaining pairs are
+    // only counted, not proved (expansion and solvers can be slow on them).
+    if (v.cex) {
+      ++v.unchecked;
+      return 3;
     }
     if (!opt_.smt_all) {
       try {

@@ -46,6 +46,7 @@ struct Verdict {
   std::string reason;
   std::vector<ir::Diag> diags;
   size_t obligations = 0, unique = 0, by_hash = 0, by_expansion = 0, by_smt = 0, failed = 0, unknown = 0;
+  size_t unchecked = 0;  // left undecided after the first mismatch
   std::vector<PlacementStats> placements;
   std::optional<Counterexample> cex;
   double seconds = 0;

@@ -1,0 +1,356 @@
+// The generator (`parity gen`): every supported model x parallelism plan is
+// well formed and VERIFIED against its spec; every bug injector's output is
+// not; the anchor configurations generate quickly into small files; and the
+// checked-in generated cases equal what the generator makes today (run with
+// PARITY_REGEN=1 to rewrite corpus/cases/gen and corpus/cases/bugs).
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "corpus/bugs.h"
+#include "corpus/generator.h"
+#include "corpus/models.h"
+#include "frontend/proto/case_io.h"
+#include "ir/validate.h"
+#include "verify/check.h"
+
+namespace parity::corpus {
+namespace {
+
+using verify::VerdictKind;
+
+std::string diags_str(const ir::DiagList& d) {
+  std::string s;
+  for (const auto& x : d.items) s += x.str() + "\n";
+  return s;
+}
+
+GenOptions opts(const std::string& model) {
+  GenOptions o;
+  o.model = model;
+  return o;
+}
+
+// ---------------------------------------------------------------------------
+// Correct plans
+
+struct Combo {
+  std::string name;
+  GenOptions o;
+};
+
+std::vector<Combo> combos() {
+  std::vector<Combo> v;
+  auto add = [&](const std::string& model, const std::function<void(GenOptions&)>& f, const std::string& tag) {
+    GenOptions o = opts(model);
+    f(o);
+    v.push_back({model + "_" + tag, o});
+  };
+  for (const std::string m : {"llama3-8b", "deepseek-v3-16b", "gpt-small"}) {
+    add(m, [](GenOptions&) {}, "single");
+    add(m, [](GenOptions& o) { o.dp = 2; }, "dp2");
+    add(m, [](GenOptions& o) { o.mb = 2; }, "mb2");
+    add(m, [](GenOptions& o) { o.tp = 2; }, "tp2");
+    add(m, [](GenOptions& o) { o.tp = 2, o.sp = true; }, "tp2_sp");
+    add(m, [](GenOptions& o) { o.cp = 2; }, "cp2");
+    add(m, [](GenOptions& o) { o.pp = 2, o.mb = 2; }, "pp2_mb2");
+    add(m, [](GenOptions& o) { o.dp = 2, o.zero = 1; }, "dp2_zero1");
+    add(m, [](GenOptions& o) { o.dp = 2, o.zero = 3; }, "dp2_zero3");
+    add(m, [](GenOptions& o) { o.dp = 2, o.tp = 2, o.pp = 2, o.mb = 2; }, "dp2_tp2_pp2_mb2");
+    add(m, [](GenOptions& o) { o.tp = 2, o.sp = true, o.cp = 2, o.dp = 2; }, "dp2_tp2_sp_cp2");
+  }
+  add("llama3-8b", [](GenOptions& o) { o.pp = 4, o.mb = 2; }, "pp4_mb2");
+  add("llama3-8b", [](GenOptions& o) { o.dp = 2, o.pp = 2, o.mb = 2, o.zero = 1, o.tp = 2, o.sp = true; },
+      "dp2_tp2_sp_pp2_mb2_zero1");
+  add("deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; }, "ep2");
+  add("deepseek-v3-671b", [](GenOptions& o) { o.ep = 2, o.dp = 2, o.tp = 2; }, "dp2_ep2_tp2");
+  add("deepseek-v3-671b", [](GenOptions& o) { o.ep = 2, o.pp = 2, o.mb = 2; }, "ep2_pp2_mb2");
+  add("deepseek-v3-671b", [](GenOptions& o) { o.ep = 2, o.dp = 2, o.zero = 1; }, "dp2_ep2_zero1");
+  add("gpt-small", [](GenOptions& o) { o.pp = 2, o.dp = 2, o.zero = 1; }, "pp2_dp2_zero1");
+  add("llama3-8b", [](GenOptions& o) { o.dp = 2, o.step = Step::grads; }, "dp2_grads");
+  add("llama3-8b", [](GenOptions& o) { o.tp = 2, o.step = Step::clip; }, "tp2_clip");
+  return v;
+}
+
+class GenMatrix : public testing::TestWithParam<Combo> {};
+
+TEST_P(GenMatrix, ValidatesAndVerifies) {
+  ir::Case c = generate(GetParam().o);
+  ir::DiagList d = ir::validate_case(c, GetParam().name);
+  ASSERT_TRUE(d.empty()) << diags_str(d);
+  verify::Verdict v = verify::verify_case(c, GetParam().name, verify::VerifyOptions{});
+  EXPECT_EQ(v.kind, VerdictKind::verified) << verify::verdict_name(v.kind) << ": " << v.reason;
+  EXPECT_EQ(v.by_smt, 0u) << "a correct generated plan should match by canonical forms";
+}
+
+TEST_P(GenMatrix, RoundTripsThroughText) {
+  ir::Case c = generate(GetParam().o);
+  std::string text = frontend::write_case_string(c, frontend::Format::text);
+  EXPECT_TRUE(frontend::parse_case(text, "gen", frontend::Format::text) == c);
+}
+
+INSTANTIATE_TEST_SUITE_P(All, GenMatrix, testing::ValuesIn(combos()),
+                         [](const auto& info) {
+                           std::string n = info.param.name;
+                           for (char& ch : n)
+                             if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           return n;
+                         });
+
+// ---------------------------------------------------------------------------
+// Checked-in cases
+
+struct Checked {
+  std::string dir, file;  // corpus/cases/<dir>/<file>.pbtxt
+  GenOptions o;
+  std::string bug;
+  int exit = 0;
+  std::string error;
+};
+
+// Bug cases stop after the gradients and place only forward activations: a
+// mismatch is found at once, and (see corpus/README.md) obligations that a
+// bug makes differ only symbolically are kept out of the solver's way.
+GenOptions bug_base(const std::string& model, const std::function<void(GenOptions&)>& f) {
+  GenOptions o = opts(model);
+  o.step = Step::grads;
+  o.marks = "forward";
+  f(o);
+  return o;
+}
+
+std::vector<Checked> checked() {
+  std::vector<Checked> v;
+  auto gen = [&](const std::string& file, const std::string& model, const std::function<void(GenOptions&)>& f) {
+    GenOptions o = opts(model);
+    f(o);
+    v.push_back({"gen", file, o, "", 0, ""});
+  };
+  gen("llama3_dp2", "llama3-8b", [](GenOptions& o) { o.dp = 2; });
+  gen("llama3_tp2_vocab_parallel", "llama3-8b", [](GenOptions& o) { o.tp = 2; });
+  gen("llama3_tp2_sp", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
+  gen("llama3_pp2_mb2", "llama3-8b", [](GenOptions& o) { o.pp = 2, o.mb = 2; });
+  gen("llama3_dp2_zero1", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 1; });
+  gen("llama3_dp2_zero3", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 3; });
+  gen("llama3_cp2", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
+  gen("llama3_dp2_tp2_pp2_mb2", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.tp = 2, o.pp = 2, o.mb = 2; });
+  gen("deepseek_ep2", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
+  gen("deepseek_dp2_ep2_tp2", "deepseek-v3-671b", [](GenOptions& o) { o.dp = 2, o.ep = 2, o.tp = 2; });
+  gen("gpt_pp2_dp2_tied", "gpt-small", [](GenOptions& o) { o.pp = 2, o.dp = 2; });
+  gen("gpt_tp2_sp_cp2", "gpt-small", [](GenOptions& o) { o.tp = 2, o.sp = true, o.cp = 2; });
+
+  auto bug = [&](const std::string& b, const std::string& model, const std::function<void(GenOptions&)>& f,
+                 int exit = 1, const std::string& err = "") {
+    std::string file = b;
+    for (char& ch : file)
+      if (ch == '-' || ch == '@' || ch == '=') ch = '_';
+    v.push_back({"bugs", file, bug_base(model, f), b, exit, err});
+  };
+  auto tp2 = [](GenOptions& o) { o.tp = 2; };
+  auto dp2 = [](GenOptions& o) { o.dp = 2; };
+  bug("missing-allreduce", "llama3-8b", tp2);
+  bug("missing-allreduce@rank=1", "llama3-8b", tp2);
+  bug("missing-allreduce@layer=1", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.pp = 2, o.mb = 2; });
+  bug("missing-grad-allreduce", "llama3-8b", dp2);
+  bug("missing-bwd-allreduce", "llama3-8b", tp2);
+  bug("allreduce-to-allgather", "llama3-8b", tp2, 2, "shape rule violated");
+  bug("allgather-to-allreduce", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; }, 2, "shape rule violated");
+  bug("wrong-axis", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.tp = 2; });
+  bug("ep-grad-over-ep", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
+  bug("double-grad-allreduce", "llama3-8b", dp2);
+  bug("unsynced-sp-grad", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
+  bug("unsynced-grad", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
+  bug("grad-avg-dp", "llama3-8b", dp2);
+  bug("tp-avg", "llama3-8b", tp2);
+  bug("loss-scale-mb", "llama3-8b", [](GenOptions& o) { o.mb = 2; });
+  bug("scale-one-rank", "llama3-8b", tp2);
+  bug("per-microbatch-mean", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2; });
+  bug("norm-counts-replica", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.step = Step::clip; });
+  bug("tied-updated-apart", "gpt-small", [](GenOptions& o) { o.pp = 2; });
+  bug("early-grad-reduction", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2; });
+  bug("accumulator-reset@mb=1", "llama3-8b", [](GenOptions& o) { o.mb = 3; });
+  bug("wrong-pp-peer", "llama3-8b", [](GenOptions& o) { o.pp = 2; }, 2, "outside the mesh");
+  bug("collective-order", "llama3-8b", dp2);
+  bug("wrong-vocab-offset", "llama3-8b", tp2);
+  bug("zero-shard-offset", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 1, o.step = Step::adamw; });
+  bug("cp-rope-offset", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
+  bug("cp-causal-offset", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
+  bug("wrong-expert", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
+  bug("constant-changed@rank=1", "llama3-8b", tp2);
+  bug("pow-exponent", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.step = Step::clip; });
+  bug("bwd-wrong-input", "llama3-8b", dp2);
+  bug("rope-swap-bwd", "llama3-8b", tp2);
+  return v;
+}
+
+ir::Case make(const Checked& k) {
+  ir::Case c = generate(k.o);
+  if (!k.bug.empty()) inject_bug(c, k.bug);
+  return c;
+}
+
+std::string checked_path(const Checked& k) {
+  return std::string(PARITY_SOURCE_DIR) + "/corpus/cases/" + k.dir + "/" + k.file + ".pbtxt";
+}
+
+class CheckedIn : public testing::TestWithParam<Checked> {};
+
+TEST_P(CheckedIn, HasTheExpectedVerdict) {
+  const Checked& k = GetParam();
+  ir::Case c = make(k);
+  verify::Verdict v = verify::verify_case(c, k.file, verify::VerifyOptions{});
+  EXPECT_EQ(verify::verdict_exit_code(v.kind), k.exit) << verify::verdict_name(v.kind) << ": " << v.reason;
+  if (!k.error.empty()) {
+    EXPECT_NE(v.reason.find(k.error), std::string::npos) << v.reason;
+  }
+  if (k.exit == 1) {
+    EXPECT_TRUE(v.cex.has_value());
+  }
+}
+
+TEST_P(CheckedIn, MatchesCheckedInFile) {
+  const Checked& k = GetParam();
+  std::string text =
+      case_header(k.o, k.bug, k.exit, k.error) + frontend::write_case_string(make(k), frontend::Format::text);
+  std::string path = checked_path(k);
+  if (const char* regen = std::getenv("PARITY_REGEN"); regen && std::string(regen) == "1") {
+    std::ofstream out(path, std::ios::binary);
+    ASSERT_TRUE(out) << "cannot write " << path;
+    out << text;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << path << " is missing (PARITY_REGEN=1 writes it)";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  EXPECT_TRUE(ss.str() == text) << path << " differs from the generator's output (PARITY_REGEN=1 rewrites it)";
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CheckedIn, testing::ValuesIn(checked()),
+                         [](const auto& info) { return info.param.dir + "_" + info.param.file; });
+
+TEST(Bugs, EveryInjectorHasACheckedInCase) {
+  std::set<std::string> used;
+  for (const auto& k : checked())
+    if (!k.bug.empty()) used.insert(parse_bug(k.bug).name);
+  for (const auto& b : bugs()) EXPECT_TRUE(used.count(b.name)) << b.name << " has no case under corpus/cases/bugs";
+}
+
+TEST(Bugs, RankSiteSplitsTheProgram) {
+  GenOptions o = bug_base("llama3-8b", [](GenOptions& g) { g.dp = 2, g.tp = 2; });
+  ir::Case c = generate(o);
+  inject_bug(c, "constant-changed@rank=3");
+  // Rank 3 gets its own program; the others are covered by the rest.
+  ASSERT_NE(c.plan.program_of(3), nullptr);
+  EXPECT_EQ(c.plan.program_of(3)->name, "main.rank3");
+  for (int64_t r = 0; r < 3; ++r) {
+    ASSERT_NE(c.plan.program_of(r), nullptr);
+    EXPECT_NE(c.plan.program_of(r)->name, "main.rank3");
+  }
+  EXPECT_TRUE(ir::validate_case(c, "rank").empty());
+}
+
+TEST(Bugs, MicrobatchSiteConditionsOnTheLoopIndex) {
+  GenOptions o = bug_base("llama3-8b", [](GenOptions& g) { g.tp = 2, g.mb = 2; });
+  ir::Case c = generate(o);
+  ir::Case wrong = c;
+  EXPECT_THROW(inject_bug(wrong, "missing-allreduce@mb=2"), ir::InvalidInput);  // mb is 0..1
+  inject_bug(c, "missing-allreduce@mb=1");
+  EXPECT_TRUE(ir::validate_case(c, "mb").empty());
+  // The buggy value is selected by an indicator sliced at $mb.
+  bool sliced = false;
+  for (const auto& op : c.plan.programs[0].graph.ops)
+    for (const auto& r : op.regions)
+      for (const auto& inner : r.ops)
+        if (inner.kind == "slice" && inner.attr("offset") &&
+            std::get<ir::DimExpr>(*inner.attr("offset")).str() == "$mb")
+          sliced = true;
+  EXPECT_TRUE(sliced);
+  verify::Verdict v = verify::verify_case(c, "mb", verify::VerifyOptions{});
+  EXPECT_EQ(v.kind, VerdictKind::mismatch) << v.reason;
+}
+
+TEST(Bugs, RejectsWhatDoesNotApply) {
+  ir::Case c = generate(opts("llama3-8b"));
+  EXPECT_THROW(inject_bug(c, "missing-allreduce"), ir::InvalidInput);  // no tp
+  EXPECT_THROW(inject_bug(c, "no-such-bug"), ir::InvalidInput);
+  EXPECT_THROW(inject_bug(c, "grad-avg-dp@rank"), ir::InvalidInput);
+  EXPECT_THROW(inject_bug(c, "grad-avg-dp@rank=99"), ir::InvalidInput);
+  EXPECT_THROW(parse_bug("x@color=3"), ir::InvalidInput);
+}
+
+// ---------------------------------------------------------------------------
+// Anchors and options
+
+void expect_small_and_fast(const GenOptions& o, int64_t ranks) {
+  auto t0 = std::chrono::steady_clock::now();
+  ir::Case c = generate(o);
+  std::string text = frontend::write_case_string(c, frontend::Format::text);
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(c.plan.mesh.num_ranks(), ranks);
+  EXPECT_LT(s, 5.0);
+  EXPECT_LT(text.size(), 4u << 20) << "bytes";
+  // Ranks are never spelled out: programs are selected by pp stage only and
+  // collectives name mesh axes.
+  EXPECT_EQ(text.find("groups"), std::string::npos);
+  EXPECT_LE(c.plan.programs.size(), static_cast<size_t>(o.pp));
+}
+
+TEST(Anchors, Llama405B_L3) {
+  GenOptions o = opts("llama3-405b");
+  o.dp = 64, o.tp = 8, o.pp = 16, o.mb = 16;
+  expect_small_and_fast(o, 8192);
+}
+
+TEST(Anchors, DeepSeek671B_D3) {
+  GenOptions o = opts("deepseek-v3-671b");
+  o.dp = 32, o.tp = 8, o.pp = 8, o.mb = 16;
+  expect_small_and_fast(o, 2048);
+  o.dp = 4, o.ep = 8;  // the same 2048 GPUs with expert parallelism
+  expect_small_and_fast(o, 2048);
+}
+
+TEST(Options, RejectsWhatCannotBeBuilt) {
+  GenOptions o = opts("llama3-8b");
+  o.ep = 2;  // dense model
+  EXPECT_THROW(generate(o), ir::InvalidInput);
+  o = opts("nope");
+  EXPECT_THROW(generate(o), ir::InvalidInput);
+  o = opts("llama3-8b");
+  o.sp = true;  // without tp
+  EXPECT_THROW(generate(o), ir::InvalidInput);
+  o = opts("llama3-8b");
+  o.pp = 4, o.layers = 2;
+  EXPECT_THROW(generate(o), ir::InvalidInput);
+}
+
+TEST(Options, DimsDivideEveryShard) {
+  GenOptions o = opts("llama3-8b");
+  o.dp = 4, o.tp = 4, o.cp = 2, o.sp = true, o.mb = 3;
+  auto d = plan_dims(*find_model("llama3-8b"), o);
+  EXPECT_EQ(d["B"] % (4 * 3), 0);
+  EXPECT_EQ(d["S"] % (2 * 4), 0);
+  EXPECT_EQ(d["KV"] % 4, 0);
+  EXPECT_EQ(d["NH"] % d["KV"], 0);
+  EXPECT_EQ(d["V"] % 4, 0);
+  EXPECT_TRUE(ir::validate_case(generate(o), "dims").empty());
+}
+
+TEST(Models, ListedConfigsBuildSpecs) {
+  for (const auto& m : models()) {
+    ir::Spec s = build_spec(m, SpecOptions{});
+    ir::DiagList d;
+    ir::validate_spec(s, m.name, d);
+    EXPECT_TRUE(d.empty()) << m.name << ": " << diags_str(d);
+    EXPECT_GT(m.real.hidden, 0) << m.name;
+  }
+}
+
+}  // namespace
+}  // namespace parity::corpus
