@@ -20,6 +20,16 @@ void add_verify(CLI::App& app, Action& run);
 void add_gen(CLI::App& app, Action& run);
 void add_run(CLI::App& app, Action& run);
 void add_explain(CLI::App& app, Action& run);
+#ifdef PARITY_HAVE_MLIR
+void add_verify_mlir(CLI::App& app, Action& run);
+#endif
+
+// Input that parses but cannot be decided (an MLIR op the importer does not
+// model, MLIR's partitioner failing): the verdict is UNKNOWN (exit 3).
+class UnknownInput : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Loads `CASE` or `SPEC PLAN` (a spec file and a plan file). Throws ir::InvalidInput.
 ir::Case load_case(const std::vector<std::string>& files);

@@ -2,11 +2,39 @@
 
 #include "frontend/proto/case_io.h"
 #include "tools/cli.h"
+#ifdef PARITY_HAVE_MLIR
+#include "frontend/mlir/api.h"
+#endif
 
 namespace parity::cli {
 
+namespace {
+bool is_mlir(const std::string& f) { return f.size() >= 5 && f.compare(f.size() - 5, 5, ".mlir") == 0; }
+
+// MLIR input: one annotated module (partitioned by MLIR itself), or an
+// annotated spec module and a partitioned plan module.
+ir::Case load_mlir(const std::vector<std::string>& files) {
+  if (!is_mlir(files[0]) || !is_mlir(files.back()))
+    throw ir::InvalidInput("cannot mix .mlir files with case files");
+#ifdef PARITY_HAVE_MLIR
+  namespace mi = frontend::mlirio;
+  try {
+    if (files.size() == 1) return mi::partition_and_import(files[0], {}).c;
+    return mi::import_pair(files[0], files[1], {});
+  } catch (const mi::MlirFailure& e) {
+    throw UnknownInput(files_label(files) + ": MLIR failure: " + e.what());
+  } catch (const mi::Unsupported& e) {
+    throw UnknownInput(files_label(files) + ": " + e.what());
+  }
+#else
+  throw ir::InvalidInput("this parity was built without MLIR: cannot read " + files_label(files));
+#endif
+}
+}  // namespace
+
 ir::Case load_case(const std::vector<std::string>& files) {
   if (files.empty() || files.size() > 2) throw ir::InvalidInput("expected CASE or SPEC PLAN");
+  if (is_mlir(files[0]) || is_mlir(files.back())) return load_mlir(files);
   ir::Case c = frontend::read_case(files[0]);
   if (files.size() == 1) return c;
   ir::Case p = frontend::read_case(files[1]);

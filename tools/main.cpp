@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   add_gen(app, run);
   add_run(app, run);
   add_explain(app, run);
+#ifdef PARITY_HAVE_MLIR
+  add_verify_mlir(app, run);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -23,6 +26,9 @@ int main(int argc, char** argv) {
   }
   try {
     return run ? run() : kInvalid;
+  } catch (const UnknownInput& e) {
+    fmt::print("UNKNOWN  {}\n", e.what());
+    return kUnknown;
   } catch (const parity::ir::InvalidInput& e) {
     fmt::print(stderr, "INVALID: {}\n", e.what());
     return kInvalid;
