@@ -96,10 +96,7 @@ bool import_linalg(Importer& im, mlir::Operation& op) {
   for (mlir::OpOperand& o : op.getOpOperands()) {
     mlir::BlockArgument a = lop.getMatchingBlockArgument(&o);
     if (a.use_empty()) continue;
-    bool is_acc = false;
-    for (auto* c : skip)
-      for (mlir::Value v : c->getOperands()) is_acc = is_acc || v == a;
-    if (is_acc) continue;
+    if (!red.empty() && lop.isDpsInit(&o)) continue;  // the accumulator: combined below
     std::string x = im.tensor(o.get(), &op);
     im.set_tensor(a, to_domain(im, &op, x, lop.getMatchingIndexingMap(&o), domain));
   }

@@ -1,5 +1,7 @@
 #include "frontend/mlir/importer.h"
 
+#include <cmath>
+
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/Dialect/Shard/IR/ShardOps.h>
@@ -141,6 +143,9 @@ std::string Importer::broadcast(const std::string& x, const Shape& to) {
 }
 
 std::string Importer::fill(double value, const Shape& shape) {
+  // parity's values are reals: an infinite neutral element (the -inf that
+  // starts a max) has no counterpart.
+  if (!std::isfinite(value)) unsupported(cur_op_, "a non-finite constant (" + std::to_string(value) + ")");
   return emit("fill", {}, {{"value", value}, {"shape", dims_of(shape)}}, shape);
 }
 
@@ -233,6 +238,7 @@ void Importer::import_block(mlir::Block& b, std::vector<mlir::Value>* yielded) {
 
 void Importer::import_op(mlir::Operation& op) {
   line_ = loc_line(op.getLoc());
+  cur_op_ = &op;
   if (import_shard(op) || import_index(op) || import_scf(op) || import_linalg(*this, op) ||
       import_tensor(*this, op) || import_tosa(*this, op) || import_elementwise(*this, op))
     return;

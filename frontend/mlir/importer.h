@@ -94,6 +94,7 @@ class Importer {
   ir::Mesh mesh_;
   std::string file_;
   int line_ = 0;
+  mlir::Operation* cur_op_ = nullptr;  // for messages from the shape helpers
   int counter_ = 0;
   llvm::DenseMap<mlir::Value, Val> vals_;
   std::map<std::string, Shape> shapes_;
