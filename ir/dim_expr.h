@@ -27,6 +27,9 @@ class DimExpr {
   bool is_const() const { return node_->kind == Kind::Const; }
   int64_t const_value() const { return node_->value; }
   const std::string& name() const { return node_->name; }
+  // Operands of Add/Sub/Mul/Div/Mod (both) and Neg (lhs only); reductions walk them.
+  DimExpr lhs() const { return DimExpr(node_->lhs); }
+  DimExpr rhs() const { return DimExpr(node_->rhs); }
 
   // Evaluates under `b`; throws InvalidInput naming the unbound symbol or the
   // inexact division.

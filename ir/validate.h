@@ -27,9 +27,12 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
 // Simulates every rank's sequence of collectives and point-to-point ops and
 // reports deadlocks: recv without send, send without recv, ranks of one group
 // issuing different collectives, a pipeline order that waits in a cycle.
-void check_schedule(const Plan& p, const std::map<std::string, TypeMap>& types, const std::string& file, DiagList& out);
+// Plans that unroll to more than `budget` events are not simulated here (the
+// verifier simulates their reduced instance).
+void check_schedule(const Plan& p, const std::map<std::string, TypeMap>& types, const std::string& file, DiagList& out,
+                    size_t budget = 50'000'000);
 
 // Everything above for a complete case.
-DiagList validate_case(const Case& c, const std::string& file);
+DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget = 50'000'000);
 
 }  // namespace parity::ir

@@ -254,7 +254,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   if (types_out) *types_out = std::move(types);
 }
 
-DiagList validate_case(const Case& c, const std::string& file) {
+DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget) {
   DiagList out;
   if (c.plan.programs.empty() && c.plan.mesh.axes.empty()) {
     if (c.spec) validate_spec(*c.spec, file, out);
@@ -262,7 +262,7 @@ DiagList validate_case(const Case& c, const std::string& file) {
   }
   std::map<std::string, TypeMap> types;
   validate_plan(c.plan, c.spec ? &*c.spec : nullptr, file, out, &types);
-  if (out.empty()) check_schedule(c.plan, types, file, out);
+  if (out.empty()) check_schedule(c.plan, types, file, out, schedule_budget);
   return out;
 }
 

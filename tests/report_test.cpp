@@ -203,7 +203,7 @@ TEST_F(ReportTest, JunitInvalidHasAFailingValidationTestcase) {
 
 TEST_F(ReportTest, JunitUnknownIsAnError) {
   Proc r =
-      parity("verify --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt --junit " +
+      parity("verify --no-reduce --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt --junit " +
              path("r.xml"));
   ASSERT_EQ(r.rc, 3) << r.out;
   std::string x = slurp(path("r.xml"));
@@ -270,7 +270,7 @@ TEST_F(ReportTest, SarifInvalidPointsAtTheDiagnosticsLine) {
 
 TEST_F(ReportTest, SarifUnknownIsAWarning) {
   Proc r =
-      parity("verify --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt --sarif " +
+      parity("verify --no-reduce --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt --sarif " +
              path("r.sarif"));
   ASSERT_EQ(r.rc, 3) << r.out;
   json res = read_json("r.sarif")["runs"][0]["results"];
@@ -368,7 +368,7 @@ TEST_F(ReportTest, ReportToStdoutReplacesTheText) {
 
 TEST_F(ReportTest, NoProgressDisplayWithoutATerminal) {
   Proc r = sh("'" + parity_ +
-              "' verify --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt 2>&1 "
+              "' verify --no-reduce --expand-budget 0 --timeout-ms 1 corpus/cases/solver/timeout.pbtxt 2>&1 "
               ">/dev/null");
   EXPECT_EQ(r.rc, 3);
   EXPECT_EQ(r.out, "") << "stderr is not a terminal here";

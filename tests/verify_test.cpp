@@ -79,6 +79,7 @@ TEST(Verify, SolverTimeoutIsUnknown) {
     opt.solver = s;
     opt.expand_budget = 0;
     opt.timeout_ms = 1;
+    opt.reduce = false;  // shape reduction would shrink the product to an easy one
     auto v = verify::verify_case(c, "t", opt);
     EXPECT_EQ(v.kind, verify::VerdictKind::unknown) << s;
     EXPECT_EQ(verify::verdict_exit_code(v.kind), 3);
@@ -90,6 +91,7 @@ TEST(Verify, SolverTimeoutIsUnknown) {
   opt.solver = "cvc5";
   opt.expand_budget = 0;
   opt.timeout_ms = 1;
+  opt.reduce = false;
   auto v = verify::verify_case(c, "t", opt);
   EXPECT_NE(v.kind, verify::VerdictKind::mismatch);
   if (v.kind == verify::VerdictKind::verified) {
@@ -153,7 +155,7 @@ TEST(Verify, RegenerateTimeoutCase) {
   std::string text = frontend::write_case_string(expanded_product(6, 4), frontend::Format::text);
   std::ofstream(path) << "# A product of four sums against its 1296-term expansion, with expansion\n"
                          "# disabled and a 1 ms solver limit: the verdict must be UNKNOWN (exit 3).\n"
-                         "# expect-cmd: verify --expand-budget 0 --timeout-ms 1\n"
+                         "# expect-cmd: verify --no-reduce --expand-budget 0 --timeout-ms 1\n"
                          "# expect-exit: 3\n"
                          "# expect-error: UNKNOWN\n"
                       << text;

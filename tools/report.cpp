@@ -1,6 +1,7 @@
 #include "tools/report.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace parity::cli {
 
@@ -27,6 +28,9 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   if (v.unknown) s += fmt::format(", {} unknown", v.unknown);
   if (v.unchecked) s += fmt::format(", {} left unchecked after the first mismatch", v.unchecked);
   s += fmt::format("; {:.2f} s\n", v.seconds);
+  if (!v.reductions.empty())
+    s += fmt::format("  reduced to {} ranks: {}\n", v.verified_ranks, fmt::join(v.reductions, ", "));
+  for (const auto& k : v.kept) s += fmt::format("  not reduced: {}\n", k);
   if (v.kind == verify::VerdictKind::unknown) s += fmt::format("  reason: {}\n", v.reason);
   if (v.cex) {
     const auto& x = *v.cex;
@@ -63,6 +67,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
   j["diagnostics"] = nlohmann::json::array();
   for (const auto& d : v.diags)
     j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});
+  j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks}};
   j["placements"] = nlohmann::json::array();
   for (const auto& p : v.placements)
     j["placements"].push_back({{"placement", p.label}, {"obligations", p.obligations}, {"proved", p.proved},

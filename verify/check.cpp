@@ -9,6 +9,7 @@
 #include "ir/interp.h"
 #include "ir/num_domain.h"
 #include "ir/validate.h"
+#include "reduce/reduce.h"
 #include "verify/smt.h"
 #include "verify/term.h"
 
@@ -251,7 +252,7 @@ class Checker {
         Verdict v;
         v.kind = VerdictKind::unknown;
         v.reason = "the plan unrolls to more than " + std::to_string(opt_.max_rank_instructions) +
-                   " rank-instructions; verifying it needs mesh/microbatch reduction, which is not available yet";
+                   " rank-instructions after reduction (see the reduction notes for what could not be reduced)";
         return v;
       }
     }
@@ -451,6 +452,7 @@ class Checker {
     c.spec_value = p.spec_value;
     c.op = in.op;
     c.rank = c_.plan.mesh.rank_str(in.rank);
+    c.rank_id = in.rank;
     if (o.members.size() > 1) c.rank += " (summed over " + std::to_string(o.members.size()) + " ranks)";
     c.iter = in.iter;
     c.plan_index = in.value.index_of(o.elem);
@@ -568,7 +570,35 @@ class Checker {
 
 Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt) {
   try {
-    return Checker(c, file, opt).run();
+    if (!opt.reduce) {
+      Verdict v = Checker(c, file, opt).run();
+      v.verified_ranks = c.plan.mesh.num_ranks();
+      return v;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    // The original is validated in full except for a schedule too large to
+    // simulate, which is simulated on the reduced instance.
+    ir::DiagList d = ir::validate_case(c, file, opt.schedule_budget);
+    if (!d.empty()) {
+      Verdict v;
+      v.kind = VerdictKind::invalid;
+      v.diags = d.items;
+      v.reason = d.items[0].str();
+      return v;
+    }
+    reduce::Result r = reduce::reduce_case(c);
+    const ir::Case& target = r.changed ? r.reduced : c;
+    Verdict v = Checker(target, file, opt).run();
+    v.reductions = r.applied;
+    v.kept = r.kept;
+    v.verified_ranks = target.plan.mesh.num_ranks();
+    if (r.changed && v.cex && v.cex->rank_id >= 0) {
+      std::string tail = v.cex->rank.substr(v.cex->rank.find(')') + 1);
+      v.cex->rank = r.original_rank_str(c.plan.mesh, v.cex->rank_id) + tail + " [reduced instance: " +
+                    target.plan.mesh.rank_str(v.cex->rank_id) + "]";
+    }
+    v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return v;
   } catch (const ir::InvalidInput& e) {
     Verdict v;
     v.kind = VerdictKind::invalid;

@@ -20,6 +20,11 @@ struct VerifyOptions {
   // Unrolled rank-instructions the full (unreduced) plan may have; beyond it
   // the verdict is UNKNOWN rather than an unbounded run.
   size_t max_rank_instructions = 20'000'000;
+  // Verify a reduced instance (mesh, microbatch and shape reduction, reduce/)
+  // when its preconditions hold; the original's schedule is then simulated on
+  // the reduced mesh only beyond this many events.
+  bool reduce = true;
+  size_t schedule_budget = 200'000;
 };
 
 enum class VerdictKind { verified, mismatch, unknown, invalid };
@@ -28,6 +33,7 @@ int verdict_exit_code(VerdictKind k);
 
 struct Counterexample {
   std::string program, value, spec_value, op, rank, iter;
+  int64_t rank_id = -1;  // in the verified (possibly reduced) mesh
   std::vector<int64_t> plan_index, spec_index;
   std::string spec_expr, plan_expr;
   std::string difference;  // the smallest differing subterms
@@ -51,6 +57,9 @@ struct Verdict {
   std::optional<Counterexample> cex;
   double seconds = 0;
   std::string solver;
+  // What reduce/ did, and what it kept with the reason.
+  std::vector<std::string> reductions, kept;
+  int64_t verified_ranks = 0;  // ranks of the instance actually checked
 };
 
 Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt);

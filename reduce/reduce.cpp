@@ -1,0 +1,372 @@
+#include "reduce/reduce.h"
+
+#include <cmath>
+#include <functional>
+#include <set>
+
+#include "ir/validate.h"
+#include "reduce/walk.h"
+
+namespace parity::reduce {
+
+namespace {
+
+using Why = std::map<std::string, std::string>;  // symbol -> why it is kept
+
+void walk_ops(const ir::Graph& g, const std::function<void(const ir::Op&)>& f) {
+  for (const auto& op : g.ops) {
+    f(op);
+    for (const auto& r : op.regions) walk_ops(r, f);
+  }
+}
+
+void walk_ops_mut(ir::Graph& g, const std::function<void(ir::Op&)>& f) {
+  for (auto& op : g.ops) {
+    f(op);
+    for (auto& r : op.regions) walk_ops_mut(r, f);
+  }
+}
+
+// Axes a plan's meaning may depend on in ways a smaller axis would not show.
+void axis_blockers(const ir::Case& c, Why& why) {
+  const ir::Plan& p = c.plan;
+  for (const auto& prog : p.programs)
+    walk_ops(prog.graph, [&](const ir::Op& op) {
+      if (const ir::Attr* a = op.attr("peer"); a && std::holds_alternative<ir::Coords>(*a))
+        for (const auto& [axis, e] : std::get<ir::Coords>(*a))
+          why.emplace(axis, "send/recv peers move along it (" + prog.name + " op " + op.label() + ")");
+      if (const ir::Attr* a = op.attr("groups"); a && std::holds_alternative<ir::Groups>(*a))
+        for (const auto& g : std::get<ir::Groups>(*a)) {
+          if (g.empty()) continue;
+          ir::Coord c0 = p.mesh.coord_of(g[0]);
+          for (int64_t r : g) {
+            ir::Coord cr = p.mesh.coord_of(r);
+            for (size_t k = 0; k < cr.size(); ++k)
+              if (cr[k] != c0[k])
+                why.emplace(p.mesh.axes[k].name,
+                            "explicit groups vary along it (" + prog.name + " op " + op.label() + ")");
+          }
+        }
+    });
+  for_each_expr(c, [&](const ir::DimExpr& e, const std::string& where) {
+    for (const auto& a : p.mesh.axes)
+      if (degree_in(e, "$" + a.name) > 1)
+        why.emplace(a.name, "its coordinate enters " + where + " non-affinely: " + e.str());
+  });
+}
+
+// Loop counts whose loop index is used non-affinely cannot shrink.
+void loop_blockers(const ir::Case& c, Why& frozen) {
+  std::vector<std::pair<std::string, ir::DimExpr>> loops;
+  auto collect = [&](const ir::Graph& g) {
+    walk_ops(g, [&](const ir::Op& op) {
+      if (op.kind != "loop") return;
+      const ir::Attr* v = op.attr("var");
+      const ir::Attr* n = op.attr("count");
+      if (v && n && std::holds_alternative<std::string>(*v) && std::holds_alternative<ir::DimExpr>(*n))
+        loops.push_back({std::get<std::string>(*v), std::get<ir::DimExpr>(*n)});
+    });
+  };
+  if (c.spec) collect(c.spec->graph);
+  for (const auto& prog : c.plan.programs) collect(prog.graph);
+  for (const auto& [var, count] : loops)
+    for_each_expr(c, [&](const ir::DimExpr& e, const std::string& where) {
+      if (degree_in(e, "$" + var) <= 1) return;
+      std::set<std::string> syms;
+      count.symbols(syms);
+      for (const auto& s : syms)
+        frozen.emplace(s, "loop index $" + var + " enters " + where + " non-affinely: " + e.str());
+    });
+}
+
+// Compresses each axis' coordinates: runs of coordinates that run the same
+// programs keep `keep` members.
+std::vector<AxisMap> compress_axes(const ir::Plan& p, const Why& blocked, int64_t keep, Result& r) {
+  std::vector<AxisMap> maps;
+  for (size_t ai = 0; ai < p.mesh.axes.size(); ++ai) {
+    const ir::MeshAxis& ax = p.mesh.axes[ai];
+    AxisMap m{ax.name, ax.size, ax.size, {}};
+    for (int64_t v = 0; v < ax.size; ++v) m.orig_of.push_back(v);
+    auto b = blocked.find(ax.name);
+    if (ax.size <= keep || b != blocked.end()) {
+      if (b != blocked.end() && ax.size > keep)
+        r.kept.push_back(ax.name + " kept at " + std::to_string(ax.size) + ": " + b->second);
+      maps.push_back(m);
+      continue;
+    }
+    auto sig = [&](int64_t v) {
+      std::vector<bool> s;
+      for (const auto& prog : p.programs) {
+        auto it = prog.ranks.fixed.find(ax.name);
+        s.push_back(it == prog.ranks.fixed.end() || std::count(it->second.begin(), it->second.end(), v));
+      }
+      return s;
+    };
+    m.orig_of.clear();
+    int64_t start = 0;
+    while (start < ax.size) {
+      int64_t end = start;
+      auto s0 = sig(start);
+      while (end + 1 < ax.size && sig(end + 1) == s0) ++end;
+      for (int64_t j = 0; j < std::min<int64_t>(end - start + 1, keep); ++j) m.orig_of.push_back(start + j);
+      start = end + 1;
+    }
+    m.to = static_cast<int64_t>(m.orig_of.size());
+    maps.push_back(m);
+  }
+  return maps;
+}
+
+std::optional<int64_t> reduced_coord(const AxisMap& m, int64_t orig) {
+  for (size_t i = 0; i < m.orig_of.size(); ++i)
+    if (m.orig_of[i] == orig) return static_cast<int64_t>(i);
+  return std::nullopt;
+}
+
+void apply_axes(ir::Plan& p, const std::vector<AxisMap>& maps) {
+  ir::Mesh orig = p.mesh;
+  for (size_t i = 0; i < maps.size(); ++i) p.mesh.axes[i].size = maps[i].to;
+  for (auto& prog : p.programs)
+    for (auto& [axis, vals] : prog.ranks.fixed) {
+      auto i = orig.axis_index(axis);
+      if (!i) continue;
+      const AxisMap& m = maps[*i];
+      std::vector<int64_t> nv;
+      // Membership is uniform over a run, so a kept coordinate is in exactly
+      // when the original coordinate it stands for is.
+      for (size_t k = 0; k < m.orig_of.size(); ++k)
+        if (std::count(vals.begin(), vals.end(), m.orig_of[k])) nv.push_back(static_cast<int64_t>(k));
+      vals = nv;
+    }
+  for (auto& prog : p.programs)
+    walk_ops_mut(prog.graph, [&](ir::Op& op) {
+      auto it = op.attrs.find("groups");
+      if (it == op.attrs.end() || !std::holds_alternative<ir::Groups>(it->second)) return;
+      ir::Groups ng;
+      for (const auto& g : std::get<ir::Groups>(it->second)) {
+        std::vector<int64_t> mg;
+        for (int64_t r : g) {
+          ir::Coord c = orig.coord_of(r);
+          bool kept = true;
+          for (size_t k = 0; k < c.size() && kept; ++k) {
+            auto rc = reduced_coord(maps[k], c[k]);
+            if (rc) c[k] = *rc;
+            else kept = false;
+          }
+          if (!kept) {
+            mg.clear();
+            break;
+          }
+          mg.push_back(p.mesh.rank_of(c));
+        }
+        if (!mg.empty()) ng.push_back(mg);
+      }
+      it->second = ng;
+    });
+}
+
+std::map<std::string, int64_t> all_dims(const ir::Case& c) {
+  std::map<std::string, int64_t> d = c.plan.dims;
+  if (c.spec)
+    for (const auto& [k, v] : c.spec->dims) d.emplace(k, v);
+  return d;
+}
+
+bool has_coord(const ir::DimExpr& e) {
+  std::set<std::string> s;
+  e.symbols(s);
+  for (const auto& x : s)
+    if (!x.empty() && x[0] == '$') return true;
+  return false;
+}
+
+// The smallest dims under which every division is exact and no dim or shard
+// extent falls below 2 (or below its original size, when that is smaller).
+std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bindings& orig_base,
+                                           const std::map<std::string, int64_t>& dims, const Why& frozen) {
+  std::map<std::string, ir::DimExpr> divs;
+  for_each_expr(reduced, [&](const ir::DimExpr& e, const std::string&) {
+    std::vector<ir::DimExpr> ds;
+    divisions(e, ds);
+    for (const auto& d : ds)
+      if (!has_coord(d)) divs.emplace(d.str(), d);
+  });
+  std::vector<std::pair<ir::DimExpr, int64_t>> checks;  // (division, minimum)
+  for (const auto& [s, d] : divs) {
+    int64_t ov;
+    if (!d.try_eval(orig_base, ov)) continue;
+    checks.push_back({d, std::min<int64_t>(2, ov)});
+  }
+  ir::Bindings b;
+  for (const auto& a : reduced.plan.mesh.axes) b[a.name] = a.size;
+  for (const auto& [k, v] : dims) b[k] = v;
+  auto ok = [&]() {
+    for (const auto& [d, lo] : checks) {
+      int64_t v;
+      if (!d.try_eval(b, v) || v < lo) return false;
+    }
+    return true;
+  };
+  if (!ok()) return dims;  // the reduced mesh does not divide the dims as given
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (const auto& [k, orig] : dims) {
+      if (frozen.count(k)) continue;
+      int64_t cur = b[k], lo = std::min<int64_t>(2, orig);
+      for (int64_t cand = lo; cand < cur; ++cand) {
+        b[k] = cand;
+        if (ok()) {
+          changed = true;
+          break;
+        }
+        b[k] = cur;
+      }
+    }
+  }
+  std::map<std::string, int64_t> out;
+  for (const auto& [k, v] : dims) out[k] = b[k];
+  return out;
+}
+
+void consts_of(const ir::DimExpr& e, std::vector<int64_t>& out) {
+  using K = ir::DimExpr::Kind;
+  if (e.kind() == K::Const) out.push_back(e.const_value());
+  if (e.kind() == K::Const || e.kind() == K::Sym) return;
+  consts_of(e.lhs(), out);
+  if (e.kind() != K::Neg) consts_of(e.rhs(), out);
+}
+
+// Literals equal to a quantity the reduction changes would keep their value
+// while the quantity shrinks: a false alarm or a hidden bug. Returns the
+// symbols to keep, with the literal that pins them.
+Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
+                 const std::map<std::string, int64_t>& all) {
+  struct Q {
+    std::string text;
+    double value;
+    std::vector<std::string> syms;
+  };
+  std::vector<Q> qs;
+  for (const auto& [x, xv] : changed) {
+    qs.push_back({x + "=" + std::to_string(xv.first), static_cast<double>(xv.first), {x}});
+    for (const auto& [y, yv] : all) {
+      if (y == x || (changed.count(y) && y < x)) continue;
+      std::vector<std::string> syms{x};
+      if (changed.count(y)) syms.push_back(y);
+      qs.push_back({x + "*" + y + "=" + std::to_string(xv.first * yv), static_cast<double>(xv.first * yv), syms});
+    }
+  }
+  Why pins;
+  auto pin = [&](const Q& q, const std::string& lit, const std::string& form, const std::string& where) {
+    for (const auto& s : q.syms)
+      pins.emplace(s, "the literal " + lit + " in " + where + " equals " + form + " with " + q.text +
+                          "; a smaller " + s + " would change what it means");
+  };
+  for_each_float(c, [&](double x, const std::string& where) {
+    double a = std::fabs(x);
+    // 0, 1, 2 and 1/2 are everywhere (exponents, GELU, halves of rotary
+    // dims) and a size of 2 is never reduced, so they pin nothing.
+    if (!std::isfinite(a) || a == 0 || a == 1 || a == 2 || a == 0.5) return;
+    for (const auto& q : qs) {
+      if (q.value < 2) continue;
+      const std::pair<double, const char*> forms[] = {
+          {q.value, "q"}, {1 / q.value, "1/q"}, {1 / std::sqrt(q.value), "1/sqrt(q)"}};
+      for (const auto& [t, f] : forms)
+        if (std::fabs(a - t) <= 1e-9 * t) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.17g", x);
+          pin(q, buf, f, where);
+        }
+    }
+  });
+  for_each_expr(c, [&](const ir::DimExpr& e, const std::string& where) {
+    std::vector<int64_t> ks;
+    consts_of(e, ks);
+    for (int64_t k : ks)
+      for (const auto& q : qs)
+        if (k > 2 && static_cast<double>(k) == q.value) pin(q, std::to_string(k), "q", where + " (" + e.str() + ")");
+  });
+  return pins;
+}
+
+}  // namespace
+
+std::string Result::original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const {
+  ir::Mesh rm = reduced.plan.mesh;
+  ir::Coord c = rm.coord_of(reduced_rank);
+  for (size_t k = 0; k < c.size() && k < axes.size(); ++k) c[k] = axes[k].orig_of[static_cast<size_t>(c[k])];
+  return original.rank_str(original.rank_of(c));
+}
+
+Result reduce_case(const ir::Case& c, const Options& opt) {
+  Result r;
+  r.reduced = c;
+  for (const auto& a : c.plan.mesh.axes) {
+    AxisMap m{a.name, a.size, a.size, {}};
+    for (int64_t v = 0; v < a.size; ++v) m.orig_of.push_back(v);
+    r.axes.push_back(m);
+  }
+  if (!c.spec || c.plan.programs.empty()) return r;
+
+  Why blocked, frozen;
+  axis_blockers(c, blocked);
+  loop_blockers(c, frozen);
+  if (!opt.mesh)
+    for (const auto& a : c.plan.mesh.axes) blocked.emplace(a.name, "mesh reduction is off");
+  std::map<std::string, int64_t> dims = all_dims(c);
+  if (!opt.shape)
+    for (const auto& [k, v] : dims) frozen.emplace(k, "shape reduction is off");
+  ir::Bindings orig_base = dims;
+  for (const auto& a : c.plan.mesh.axes) orig_base[a.name] = a.size;
+
+  for (int round = 0; round < 8; ++round) {
+    Result t;
+    t.reduced = c;
+    t.axes = compress_axes(c.plan, blocked, opt.keep, t);
+    apply_axes(t.reduced.plan, t.axes);
+    std::map<std::string, int64_t> nd = shrink_dims(t.reduced, orig_base, dims, frozen);
+    std::map<std::string, std::pair<int64_t, int64_t>> changed;
+    for (const auto& m : t.axes)
+      if (m.to != m.from) changed[m.axis] = {m.from, m.to};
+    for (const auto& [k, v] : nd)
+      if (v != dims.at(k)) changed[k] = {dims.at(k), v};
+    Why pins = literal_pins(c, changed, orig_base);
+    bool more = false;
+    for (const auto& [s, why] : pins) {
+      bool is_axis = c.plan.mesh.axis_index(s).has_value();
+      more |= is_axis ? blocked.emplace(s, why).second : frozen.emplace(s, why).second;
+    }
+    if (more) continue;
+    for (auto& [k, v] : t.reduced.plan.dims)
+      if (nd.count(k)) v = nd.at(k);
+    for (auto& [k, v] : t.reduced.spec->dims)
+      if (nd.count(k)) v = nd.at(k);
+    for (const auto& m : t.axes)
+      if (m.to != m.from) t.applied.push_back("mesh axis " + m.axis + " " + std::to_string(m.from) + " -> " + std::to_string(m.to));
+    for (const auto& [k, v] : nd)
+      if (v != dims.at(k)) {
+        t.applied.push_back("dim " + k + " " + std::to_string(dims.at(k)) + " -> " + std::to_string(v));
+        t.dims[k] = {dims.at(k), v};
+      }
+    for (const auto& [k, why] : frozen)
+      if (dims.count(k) && dims.at(k) > 2 && !(opt.shape == false)) t.kept.push_back("dim " + k + " kept at " + std::to_string(dims.at(k)) + ": " + why);
+    t.changed = !t.applied.empty();
+    if (!t.changed) {
+      r.kept = t.kept;
+      return r;
+    }
+    // The reduced instance must itself be well formed (shapes, schedule).
+    ir::DiagList d = ir::validate_case(t.reduced, "");
+    if (!d.empty()) {
+      r.kept = t.kept;
+      r.kept.push_back("the reduced instance does not validate (" + d.items[0].message + "); the plan is verified as given");
+      return r;
+    }
+    return t;
+  }
+  r.kept.push_back("literals pin too many symbols; the plan is verified as given");
+  return r;
+}
+
+}  // namespace parity::reduce

@@ -1,0 +1,42 @@
+// Mesh, microbatch and shape reduction: a smaller instance of a case whose
+// verification implies the original's, when the checked preconditions hold
+// (docs/soundness.md). What could not be reduced is said, with the reason.
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/plan.h"
+
+namespace parity::reduce {
+
+struct Options {
+  bool mesh = true;   // mesh axes (dp, tp, cp, ep, ...) and their coordinates
+  bool shape = true;  // dim symbols, microbatch counts included
+  int64_t keep = 2;   // coordinates kept of each run of interchangeable ones
+};
+
+// One mesh axis: reduced coordinate -> the original coordinate it stands for.
+struct AxisMap {
+  std::string axis;
+  int64_t from = 0, to = 0;
+  std::vector<int64_t> orig_of;
+};
+
+struct Result {
+  ir::Case reduced;
+  bool changed = false;
+  std::vector<std::string> applied;  // "dp 64 -> 2", "dim B 1024 -> 4"
+  std::vector<std::string> kept;     // "pp kept at 16: send/recv peers move along it"
+  std::vector<AxisMap> axes;         // every axis of the mesh, reduced or not
+  std::map<std::string, std::pair<int64_t, int64_t>> dims;  // changed dims: (original, reduced)
+
+  // `rank 5 (pp=0,dp=37,tp=1)`: the original rank a reduced rank stands for.
+  std::string original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const;
+};
+
+// Never throws on a validated case; an unreducible case comes back unchanged
+// with the reasons in `kept`.
+Result reduce_case(const ir::Case& c, const Options& opt = {});
+
+}  // namespace parity::reduce
