@@ -567,6 +567,64 @@ std::vector<Bug> make_bugs() {
       })
       ->default_rank = [](const ir::Plan&) { return std::optional<int64_t>(0); };
 
+  // Pipeline schedules, ZeRO-3, balanced CP.
+  add("1f1b-recv-first",
+      "a 1F1B stage waits for its first output gradient before sending its first activation (warm-up "
+      "skipped): the next stage waits for that activation, a deadlock",
+      "pp > 1, --schedule 1f1b or interleaved", [](Ctx& x) {
+        // The first backward receive that follows a send moves before that send.
+        for (auto& p : x.c.plan.programs) {
+          if (!x.progs.count(p.name)) continue;
+          auto& ops = p.graph.ops;
+          size_t first_send = ops.size();
+          for (size_t i = 0; i < ops.size(); ++i) {
+            if (ops[i].kind == "send" && first_send == ops.size()) first_send = i;
+            if (ops[i].kind == "recv" && first_send < i && result_starts(ops[i], "d_")) {
+              ir::Op r = ops[i];
+              ops.erase(ops.begin() + static_cast<long>(i));
+              ops.insert(ops.begin() + static_cast<long>(first_send), std::move(r));
+              return;
+            }
+          }
+        }
+        bad("'1f1b-recv-first' needs an unrolled pipeline schedule (--schedule 1f1b) with pp > 1");
+      },
+      2, "deadlock");
+  add("zero3-missing-regather",
+      "ZeRO-3's backward uses the local parameter shard where it must all-gather the parameter again",
+      "--zero 3", [](Ctx& x) {
+        bypass(x, x.first([](const ir::Op& op) { return op.kind == "allgather" && result_starts(op, "regathered."); },
+                          "a ZeRO-3 backward allgather"));
+      },
+      2, "shape rule violated");
+  add("zero3-regather-offset",
+      "ZeRO-3's backward re-gathers the parameter with every dp shard at the next rank's offset",
+      "--zero 3, dp > 1", [](Ctx& x) {
+        Loc at = x.first([](const ir::Op& op) { return op.kind == "allgather" && result_starts(op, "regathered."); },
+                         "a ZeRO-3 backward allgather");
+        const ir::Attr* d = at.op().attr("dim");
+        const std::string dim = std::get<ir::DimExpr>(*d).str();
+        auto types = types_of(x.c.plan, *at.prog);
+        const std::string v = at.op().results[0];
+        const std::string n = types.at(v).shape.at(std::stoul(dim)).str();
+        const std::string shard = "(" + n + ")/dp", rest = "(" + n + ")-(" + n + ")/dp";
+        // Rotating by one shard: rank r's shard lands where rank r+1's belongs.
+        std::string a = fresh(*at.prog, v + ".tail"), b = fresh(*at.prog, v + ".head"),
+                    o = fresh(*at.prog, v + ".bug");
+        replace_value(x, at,
+                      {make("slice", {v}, {{"dim", expr(dim)}, {"offset", expr(shard)}, {"size", expr(rest)}}, a),
+                       make("slice", {v}, {{"dim", expr(dim)}, {"offset", 0}, {"size", expr(shard)}}, b),
+                       make("concat", {a, b}, {{"dim", expr(dim)}}, o)});
+      });
+  add("cp-balanced-chunk",
+      "balanced CP masks each rank's second query chunk as chunk cp+i instead of 2cp-1-i",
+      "--cp-balanced", [](Ctx& x) {
+        mutate(x, x.first([](const ir::Op& op) {
+          return op.kind == "softmax" && op.attr("q_offset") && result_ends(op, ".probs.h1");
+        }, "a balanced context-parallel causal softmax"),
+               [](ir::Op& o) { o.attrs["q_offset"] = ir::DimExpr::parse("(cp+$cp)*(S/(2*cp))"); });
+      });
+
   // Offsets.
   add("wrong-vocab-offset", "the vocab-parallel embedding reads its shard at the reversed offset", "tp > 1",
       [](Ctx& x) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <numeric>
+#include <set>
 
 #include "corpus/layers.h"
 #include "ir/error.h"
@@ -33,7 +34,7 @@ std::map<std::string, int64_t> plan_dims(const ModelConfig& m, const GenOptions&
   std::map<std::string, int64_t> d = m.dims;
   const int64_t tp = o.tp;
   scale_to(d, "B", o.dp * o.ep * o.mb);
-  scale_to(d, "S", o.cp * (o.sp ? tp : 1));
+  scale_to(d, "S", o.cp * (o.cp_balanced ? 2 : 1) * (o.sp ? tp : 1));
   if (m.family != Family::deepseek) {
     // Whole KV heads per tp rank, whole query groups per KV head.
     scale_to(d, "KV", tp);
@@ -60,6 +61,9 @@ std::string describe(const GenOptions& o) {
   add("cp", o.cp);
   add("pp", o.pp);
   add("mb", o.mb);
+  if (o.schedule != "seq") s += " " + o.schedule;
+  add("vpp", o.vpp);
+  if (o.cp_balanced) s += " cp-balanced";
   if (o.sp) s += " sp";
   if (o.zero) s += " zero=" + std::to_string(o.zero);
   if (o.layers) s += " layers=" + std::to_string(o.layers);
@@ -78,6 +82,9 @@ std::string cli_args(const GenOptions& o) {
   add("cp", o.cp);
   add("pp", o.pp);
   add("mb", o.mb);
+  if (o.schedule != "seq") s += " --schedule " + o.schedule;
+  add("vpp", o.vpp);
+  if (o.cp_balanced) s += " --cp-balanced";
   if (o.sp) s += " --sp";
   if (o.zero) s += " --zero " + std::to_string(o.zero);
   if (o.layers) s += " --layers " + std::to_string(o.layers);
@@ -97,14 +104,46 @@ std::string case_header(const GenOptions& o, const std::string& bug, int expect_
 
 namespace {
 
+// ZeRO-3 frees a gathered parameter after its forward use: the backward ops
+// appended from `from` on read a fresh allgather of it instead, issued before
+// the first of them.
+void regather(Emitter& e, size_t from, const std::map<std::string, std::string>& gathered) {
+  if (gathered.empty()) return;
+  std::map<std::string, std::string> fwd;  // gathered value -> param
+  for (const auto& [p, g] : gathered) fwd[g] = p;
+  std::vector<std::string> used;
+  std::set<std::string> seen;
+  auto& ops = e.graph().ops;
+  for (size_t k = from; k < ops.size(); ++k)
+    for (const auto& o : ops[k].operands)
+      if (fwd.count(o) && seen.insert(o).second) used.push_back(o);
+  if (used.empty()) return;
+  const size_t end = ops.size();
+  std::map<std::string, std::string> again;
+  for (const auto& g : used) {
+    Attrs a;
+    for (const auto& op : ops)
+      if (!op.results.empty() && op.results[0] == g)
+        for (const auto& [k, v] : op.attrs) a.push_back({k, v});
+    again[g] = e.op("allgather", {fwd.at(g)}, a, "regathered." + fwd.at(g));
+  }
+  for (size_t k = from; k < end; ++k)
+    for (auto& o : ops[k].operands)
+      if (auto it = again.find(o); it != again.end()) o = it->second;
+  std::rotate(ops.begin() + static_cast<long>(from), ops.begin() + static_cast<long>(end), ops.end());
+}
+
 class Gen {
  public:
   Gen(const ModelConfig& m, const GenOptions& o) : m_(m), o_(o) {}
 
   ir::Case run() {
     check_options();
-    L_ = o_.layers > 0 ? o_.layers : std::max(m_.layers, o_.pp);
-    if (L_ < o_.pp) bad("--layers " + std::to_string(L_) + " is fewer than --pp " + std::to_string(o_.pp));
+    const int64_t chunks = o_.pp * o_.vpp;
+    L_ = o_.layers > 0 ? o_.layers : std::max(m_.layers, chunks);
+    if (L_ < chunks)
+      bad("--layers " + std::to_string(L_) + " is fewer than the " + std::to_string(chunks) +
+          " pipeline chunks (pp x vpp)");
     dims_ = plan_dims(m_, o_);
     SpecOptions so;
     so.step = o_.step;
@@ -139,9 +178,17 @@ class Gen {
     if (o_.sp && o_.tp < 2) bad("--sp needs --tp > 1");
     if (o_.marks != "all" && o_.marks != "forward" && o_.marks != "io")
       bad("--marks must be all, forward or io");
-    if (o_.schedule != "seq")
-      bad("--schedule " + o_.schedule +
-          ": only 'seq' (forward and backward of one microbatch per loop iteration) is generated");
+    if (o_.schedule != "seq" && o_.schedule != "1f1b" && o_.schedule != "interleaved")
+      bad("--schedule must be seq, 1f1b or interleaved");
+    if (o_.vpp < 1) bad("--vpp must be at least 1");
+    if (o_.vpp > 1 && o_.schedule != "interleaved") bad("--vpp > 1 needs --schedule interleaved");
+    if (o_.schedule == "interleaved") {
+      if (o_.pp < 2 || o_.vpp < 2) bad("--schedule interleaved needs --pp > 1 and --vpp > 1");
+      // Megatron groups microbatches by pp in the interleaved order.
+      if (o_.mb % o_.pp) bad("--schedule interleaved needs --mb divisible by --pp");
+    }
+    if (o_.cp_balanced && o_.cp < 2) bad("--cp-balanced needs --cp > 1");
+    if (o_.cp_balanced && o_.sp) bad("--cp-balanced with --sp is not generated");
   }
 
   bool has(const std::string& a) const { return axes_.count(a) > 0; }
@@ -207,6 +254,9 @@ class Gen {
 
   bool expert(const ParamDef& p) const { return p.ep_dim >= 0; }
 
+  // Whether a param's synced gradient is a dp shard (ZeRO-2 and 3).
+  bool grad_sharded(const ParamDef& p) const { return o_.zero >= 2 && zero_dim(p) >= 0; }
+
   // Axes over which a param's local gradients are partial sums: the data
   // axes it sees different tokens on (ep is data parallel for dense params),
   // and tp under SP for params replicated over tp.
@@ -224,7 +274,7 @@ class Gen {
     std::vector<std::string> v;
     if (p.tp_dim >= 0 && has("tp")) v.push_back("tp");
     if (expert(p) && has("ep")) v.push_back("ep");
-    if (zero_dim(p) >= 0) v.push_back("dp");
+    if (grad_sharded(p)) v.push_back("dp");
     return v;
   }
 
@@ -256,16 +306,35 @@ class Gen {
 void Gen::stage(int64_t s) {
   const bool first = s == 0, last = s == o_.pp - 1, pipelined = o_.pp > 1;
   const bool looped = pipelined || o_.mb > 1;
+  const bool unrolled = o_.schedule != "seq";
   const bool zero3 = o_.zero == 3;
-  const int64_t l0 = L_ * s / o_.pp, l1 = L_ * (s + 1) / o_.pp;
+  // Model chunks: K = pp*vpp of them, chunk k on stage k % pp (one per stage
+  // unless interleaved). Chunk 0 embeds, chunk K-1 ends in the loss.
+  const int64_t K = o_.pp * o_.vpp;
+  struct Chunk {
+    int64_t k, l0, l1;
+  };
+  std::vector<Chunk> chunks;
+  for (int64_t j = 0; j < o_.vpp; ++j) {
+    int64_t k = s + j * o_.pp;
+    chunks.push_back({k, L_ * k / K, L_ * (k + 1) / K});
+  }
+  const int64_t l0 = chunks[0].l0, l1 = chunks[0].l1;
   const std::string prog = pipelined ? "stage" + std::to_string(s) : "main";
   ir::Program program;
   program.name = prog;
   if (pipelined) program.ranks.fixed["pp"] = {s};
 
+  auto in_chunk = [&](const ParamDef& p, const Chunk& ch) {
+    return (p.layer >= ch.l0 && p.layer < ch.l1) || (ch.k == 0 && p.first) || (ch.k == K - 1 && p.last);
+  };
   std::vector<const ParamDef*> held;
   for (const auto& p : params_)
-    if ((p.layer >= l0 && p.layer < l1) || (first && p.first) || (last && p.last)) held.push_back(&p);
+    for (const auto& ch : chunks)
+      if (in_chunk(p, ch)) {
+        held.push_back(&p);
+        break;
+      }
 
   ir::Bindings bind(plan_.dims.begin(), plan_.dims.end());
   Emitter e(bind, &plan_.mesh);
@@ -275,7 +344,12 @@ void Gen::stage(int64_t s) {
   c.axes = axes_;
   c.sp = o_.sp;
   c.dims = bind;
-  if (has("cp")) {
+  c.em = &e;
+  if (has("cp") && o_.cp_balanced) {
+    c.s_off = "$cp*(S/(2*cp))";
+    c.s_size = "S/cp";
+    c.s_off2 = "(2*cp-1-$cp)*(S/(2*cp))";
+  } else if (has("cp")) {
     c.s_off = "$cp*(S/cp)";
     c.s_size = "S/cp";
   }
@@ -294,16 +368,27 @@ void Gen::stage(int64_t s) {
     e.input(p->name, f32, shard_shape(*p, zero3));
     place(prog, p->name, p->name, param_region(*p, zero3));
   }
+  // A data input; under balanced CP its two sequence chunks are separate
+  // inputs (a placement is one box), concatenated.
+  auto data_input = [&](const std::string& name, ir::DType dt) {
+    if (c.s_off2.empty()) {
+      std::string v = e.input(name, dt, {bl, c.s_size});
+      place(prog, v, name, data_region);
+      return v;
+    }
+    const std::string half = c.half_chunk();
+    std::vector<std::string> parts;
+    for (int h = 0; h < 2; ++h) {
+      parts.push_back(e.input(name + ".chunk" + std::to_string(h), dt, {bl, half}));
+      place(prog, parts.back(), name, {{b_rank, bl}, {h ? c.s_off2 : c.s_off, half}});
+    }
+    return e.op("concat", parts, {{"dim", 1}}, name);
+  };
   Data d;
-  if (first) {
-    d.tokens = e.input("tokens", i64, {bl, c.s_size});
-    place(prog, d.tokens, "tokens", data_region);
-  }
+  if (first) d.tokens = data_input("tokens", i64);
   if (last) {
-    d.labels = e.input("labels", i64, {bl, c.s_size});
-    d.mask = e.input("mask", i1, {bl, c.s_size});
-    place(prog, d.labels, "labels", data_region);
-    place(prog, d.mask, "mask", data_region);
+    d.labels = data_input("labels", i64);
+    d.mask = data_input("mask", i1);
   }
   if (m_.family != Family::gpt) {
     const std::string half = m_.mla() ? "DR/2" : "D/2";
@@ -311,7 +396,17 @@ void Gen::stage(int64_t s) {
     d.sin = e.input("rope_sin", f32, {"S", half});
     place(prog, d.cos, "rope_cos", {});
     place(prog, d.sin, "rope_sin", {});
-    if (has("cp")) {  // the positions of this rank's sequence chunk
+    if (!c.s_off2.empty()) {  // the positions of this rank's two sequence chunks
+      auto two = [&](const std::string& t, const std::string& name) {
+        const std::string half = c.half_chunk();
+        return e.op("concat",
+                    {e.op("slice", {t}, {{"dim", 0}, {"offset", expr(c.s_off)}, {"size", expr(half)}}, name + "0"),
+                     e.op("slice", {t}, {{"dim", 0}, {"offset", expr(c.s_off2)}, {"size", expr(half)}}, name + "1")},
+                    {{"dim", 0}}, name);
+      };
+      d.cos = two(d.cos, "rope_cos.chunk");
+      d.sin = two(d.sin, "rope_sin.chunk");
+    } else if (has("cp")) {  // the positions of this rank's sequence chunk
       d.cos = e.op("slice", {d.cos}, {{"dim", 0}, {"offset", expr(c.s_off)}, {"size", expr(c.s_size)}},
                    "rope_cos.chunk");
       d.sin = e.op("slice", {d.sin}, {{"dim", 0}, {"offset", expr(c.s_off)}, {"size", expr(c.s_size)}},
@@ -358,6 +453,7 @@ void Gen::stage(int64_t s) {
         return a;
       }(), "gathered." + name);
     };
+    c.em = &be;
     Data dm = d;
     c.b_off = b_rank;
     c.b_size = bl;
@@ -405,23 +501,160 @@ void Gen::stage(int64_t s) {
     }
     for (const ParamDef* p : held) req.wrt.push_back(p->name);
     req.wrt.insert(req.wrt.end(), boundaries.begin(), boundaries.end());
+    const size_t bwd_from = be.graph().ops.size();
     auto g = be.backward(req);
+    regather(be, bwd_from, gathered);
     if (o_.marks == "all")
       for (const auto& v : boundaries) c.mark(g.at(v), spec_grads_.at(v), c.res_region("H"));
     std::map<std::string, std::string> out;
     for (const ParamDef* p : held) out[p->name] = g.at(p->name);
     c.param = [](const std::string& n) { return n; };  // `gathered` and `be` end here
+    c.em = &e;
     return out;
   };
 
+  // ZeRO-2 partitions gradients: each microbatch's gradient is
+  // reduce-scattered over dp at once and only this rank's shard accumulates.
+  auto early_shard = [&](Emitter& be, const ParamDef& p, const std::string& g) {
+    int zd = zero_dim(p);
+    if (o_.zero != 2 || zd < 0) return g;
+    Attrs a = axes_attr({"dp"}, "sum");
+    a.push_back({"dim", zd});
+    return be.op("reduce_scatter", {g}, a, "grad.shard." + p.name);
+  };
   std::map<std::string, std::string> grads;
   std::string ce_total;
-  if (!looped) {
+  if (unrolled) {
+    // Every (chunk, microbatch) forward is written out, in this stage's
+    // order; its backward is autodiff of exactly its forward ops, appended
+    // where the schedule runs it. Activation sends name the receiving chunk
+    // and the microbatch in the tag; autodiff offsets the gradients' tags.
+    const int64_t M = o_.mb, nc = static_cast<int64_t>(chunks.size());
+    const int64_t tag_off = std::max<int64_t>(1000, (K * M + 999) / 1000 * 1000);
+    auto tag = [&](int64_t k, int64_t m) { return std::to_string(k * M + m); };
+    auto stage_of = [&](int64_t k) { return std::to_string(((k % o_.pp) + o_.pp) % o_.pp); };
+    struct Fwd {
+      size_t from = 0, to = 0;
+      std::map<std::string, std::string> seeds, gathered;
+      std::vector<std::pair<std::string, std::string>> boundaries;
+      std::string b_off, b_size;
+    };
+    std::map<std::pair<int64_t, int64_t>, Fwd> fwds;  // (chunk index on this stage, mb)
+    std::map<std::string, std::string> acc;
+    auto forward = [&](int64_t j, int64_t m) {
+      const Chunk& ch = chunks[static_cast<size_t>(j)];
+      Fwd f;
+      f.from = e.graph().ops.size();
+      c.param = [&](const std::string& name) -> std::string {
+        const ParamDef* p = nullptr;
+        for (const ParamDef* q : held)
+          if (q->name == name) p = q;
+        int zd = p && zero3 ? zero_dim(*p) : -1;
+        if (zd < 0) return name;
+        auto it = f.gathered.find(name);
+        if (it != f.gathered.end()) return it->second;
+        Attrs a = axes_attr({"dp"});
+        a.push_back({"dim", zd});
+        return f.gathered[name] = e.op("allgather", {name}, a, "gathered." + name);
+      };
+      Data dm = d;
+      c.b_off = b_rank;
+      c.b_size = bl;
+      if (M > 1) {
+        const std::string off = m == 0 ? "0" : dmul(std::to_string(m), bm);
+        auto mbslice = [&](const std::string& v) {
+          return v.empty() ? v
+                           : e.op("slice", {v}, {{"dim", 0}, {"offset", expr(off)}, {"size", expr(bm)}},
+                                  v + ".mb" + std::to_string(m));
+        };
+        if (ch.k == 0) dm.tokens = mbslice(d.tokens);
+        if (ch.k == K - 1) {
+          dm.labels = mbslice(d.labels);
+          dm.mask = mbslice(d.mask);
+        }
+        c.b_off = dadd(b_rank, off);
+        c.b_size = bm;
+      }
+      f.b_off = c.b_off;
+      f.b_size = c.b_size;
+      c.boundaries.clear();
+      std::string x;
+      if (ch.k == 0) {
+        x = embed(e, c, dm);
+      } else {
+        const std::string spec_in = layer_out_name(ch.l0 - 1);
+        x = e.op("recv", {},
+                 {{"peer", coords({{"pp", stage_of(ch.k - 1)}})},
+                  {"tag", expr(tag(ch.k, m))},
+                  {"shape", ints({c.b_size, recv_shape_s, "H"})},
+                  {"dtype", "f32"}},
+                 "recv." + spec_in);
+        c.mark(x, spec_in, c.res_region("H"));
+      }
+      for (int64_t i = ch.l0; i < ch.l1; ++i) x = layer(e, c, i, x, dm);
+      if (ch.k == K - 1) {
+        std::string logits = head_logits(e, c, x);
+        PlanLoss pl = plan_loss(e, c, logits, dm, inv_count);
+        ce_total = ce_total.empty() ? pl.ce_sum : e.op("add", {ce_total, pl.ce_sum}, {}, "loss.ce_total");
+        f.seeds[pl.seed_value] = pl.seed_grad;
+      } else {
+        e.op0("send", {x}, {{"peer", coords({{"pp", stage_of(ch.k + 1)}})}, {"tag", expr(tag(ch.k + 1, m))}});
+      }
+      f.boundaries = c.boundaries;
+      f.to = e.graph().ops.size();
+      c.param = [](const std::string& n) { return n; };
+      fwds[{j, m}] = std::move(f);
+    };
+    auto backward = [&](int64_t j, int64_t m) {
+      const Chunk& ch = chunks[static_cast<size_t>(j)];
+      const Fwd& f = fwds.at({j, m});
+      c.b_off = f.b_off;
+      c.b_size = f.b_size;
+      ir::GradRequest req;
+      req.seeds = f.seeds;
+      req.tag_offset = tag_off;
+      std::vector<const ParamDef*> ps;
+      for (const ParamDef* p : held)
+        if (in_chunk(*p, ch)) ps.push_back(p);
+      for (const ParamDef* p : ps) req.wrt.push_back(p->name);
+      for (const auto& [v, sv] : f.boundaries) req.wrt.push_back(v);
+      const size_t from = e.graph().ops.size();
+      auto g = e.backward_range(req, f.from, f.to);
+      regather(e, from, f.gathered);
+      if (o_.marks == "all")
+        for (const auto& [v, sv] : f.boundaries) c.mark(g.at(v), spec_grads_.at(sv), c.res_region("H"));
+      for (const ParamDef* p : ps) {
+        std::string gp = early_shard(e, *p, g.at(p->name));
+        auto it = acc.find(p->name);
+        acc[p->name] = it == acc.end() ? gp
+                                       : e.op("add", {it->second, gp}, {}, "grad.local." + p->name + ".next");
+      }
+    };
+    // The stage's order of (forward?, step) over M*nc steps. Megatron: step
+    // t's chunk cycles every pp microbatches (reversed for backwards), its
+    // microbatch counts within groups of pp.
+    auto chunk_of = [&](int64_t t, bool fwd) {
+      int64_t j = (t % (o_.pp * nc)) / o_.pp;
+      return nc == 1 ? 0 : (fwd ? j : nc - 1 - j);
+    };
+    auto mb_of = [&](int64_t t) { return nc == 1 ? t : (t / (o_.pp * nc)) * o_.pp + t % o_.pp; };
+    const int64_t total = M * nc;
+    int64_t warm = nc == 1 ? o_.pp - 1 - s : (o_.pp - 1 - s) * 2 + (nc - 1) * o_.pp;
+    warm = std::min(warm, total);
+    int64_t nf = 0, nb = 0;
+    auto F = [&] { forward(chunk_of(nf, true), mb_of(nf)), ++nf; };
+    auto B = [&] { backward(chunk_of(nb, false), mb_of(nb)), ++nb; };
+    for (int64_t t = 0; t < warm; ++t) F();
+    for (int64_t t = 0; t < total - warm; ++t) F(), B();
+    while (nb < total) B();
+    for (const ParamDef* p : held) grads[p->name] = acc.at(p->name);
+  } else if (!looped) {
     grads = one_batch(e, ce_total);
+    for (const ParamDef* p : held) grads[p->name] = early_shard(e, *p, grads.at(p->name));
   } else {
     std::vector<std::string> init, names;
     for (const ParamDef* p : held) {
-      Shape sh = shard_shape(*p, zero3);
+      Shape sh = shard_shape(*p, o_.zero >= 2);
       init.push_back(e.op("fill", {}, {{"value", 0.0}, {"shape", ints(sh)}}, "zeros." + p->name));
       names.push_back("grad.local." + p->name);
     }
@@ -435,7 +668,7 @@ void Gen::stage(int64_t s) {
                         auto g = one_batch(be, ce);
                         std::vector<std::string> next;
                         for (size_t k = 0; k < held.size(); ++k)
-                          next.push_back(be.op("add", {acc[k], g.at(held[k]->name)}, {},
+                          next.push_back(be.op("add", {acc[k], early_shard(be, *held[k], g.at(held[k]->name))}, {},
                                                "grad.local." + held[k]->name + ".next"));
                         if (last) next.push_back(be.op("add", {acc.back(), ce}, {}, "loss.ce_total.next"));
                         return next;
@@ -470,21 +703,17 @@ void Gen::stage(int64_t s) {
   for (const ParamDef* p : held) {
     std::string g = grads.at(p->name);
     std::vector<std::string> axes = sync_axes(*p);
-    int zd = zero_dim(*p);
+    const bool gshard = grad_sharded(*p);
     const bool tied_apart = pipelined && p->first && p->last;  // half its grad is on another stage
-    if (!axes.empty() && !(zero3 && zd >= 0) && !tied_apart && o_.marks != "io")
+    if (!axes.empty() && !gshard && !tied_apart && o_.marks != "io")
       place(prog, g, grad_name(p->name), param_region(*p, false), axes);
-    if (zd >= 0 && o_.zero >= 1) {
-      // ZeRO: the dp part of the reduction scatters (ZeRO-3's backward already did).
+    if (gshard) {
+      // ZeRO-2/3: the dp part of the reduction already scattered (per
+      // microbatch); the other data axes still sum.
       std::vector<std::string> rest;
       for (const auto& a : axes)
         if (a != "dp") rest.push_back(a);
       if (!rest.empty()) g = e.op("allreduce", {g}, axes_attr(rest, "sum"), "grad.reduced." + p->name);
-      if (!zero3) {
-        Attrs a = axes_attr({"dp"}, "sum");
-        a.push_back({"dim", zd});
-        g = e.op("reduce_scatter", {g}, a, "grad.shard." + p->name);
-      }
     } else if (!axes.empty()) {
       g = e.op("allreduce", {g}, axes_attr(axes, "sum"), "grad.reduced." + p->name);
     }
@@ -494,7 +723,7 @@ void Gen::stage(int64_t s) {
       const Attrs at = {{"peer", coords({{"pp", peer}})}, {"tag", expr("5000")}};
       e.op0("send", {g}, at);
       Attrs ra = at;
-      ra.push_back({"shape", ints(shard_shape(*p, o_.zero >= 1))});
+      ra.push_back({"shape", ints(shard_shape(*p, gshard))});
       ra.push_back({"dtype", "f32"});
       std::string other = e.op("recv", {}, ra, "grad.tied_peer." + p->name);
       g = e.op("add", {g, other}, {}, "grad.tied." + p->name);
@@ -502,7 +731,7 @@ void Gen::stage(int64_t s) {
     std::string out = e.op("identity", {g}, {}, grad_name(p->name));
     final_name[p->name] = out;
     e.output(out);
-    place(prog, out, grad_name(p->name), param_region(*p, o_.zero >= 1));
+    place(prog, out, grad_name(p->name), param_region(*p, gshard));
     // A tied param held by two stages counts once in the global norm.
     if (!(tied_apart && !first)) {
       final_grads.push_back({p->name, out});
@@ -524,8 +753,10 @@ void Gen::stage(int64_t s) {
         if (gather) {
           Shape local = local_shape(*p);
           std::string sz = ddiv(local[static_cast<size_t>(zd)], "dp");
-          w = e.op("slice", {w}, {{"dim", zd}, {"offset", expr("$dp*" + par(sz))}, {"size", expr(sz)}},
-                   "shard." + p->name);
+          const Attrs at = {{"dim", zd}, {"offset", expr("$dp*" + par(sz))}, {"size", expr(sz)}};
+          w = e.op("slice", {w}, at, "shard." + p->name);
+          // ZeRO-1 holds the whole reduced gradient; the update uses its shard.
+          if (!grad_sharded(*p)) g = e.op("slice", {g}, at, "shard.g." + p->name);
         }
         const auto& [mv, vv] = moments.at(p->name);
         std::string np = gather ? "new.shard." + p->name : new_param_name(p->name);

@@ -5,15 +5,22 @@
 //   DP   batch split over dp (and ep, which is data parallel for dense layers);
 //        token-weighted loss: each rank sums its masked token losses, the
 //        backward starts from 1/(global token count), grads are summed.
-//   ZeRO 1/2: grads reduce-scattered over dp, AdamW on the shard, params
-//        all-gathered; 3: params held as dp shards and all-gathered before use
-//        (their gradients come back reduce-scattered by autodiff).
+//   ZeRO 1: grads all-reduced, AdamW on this rank's shard (optimizer state
+//        sharded), params all-gathered; 2: grads reduce-scattered over dp
+//        after each microbatch and accumulated as shards; 3: params held as
+//        dp shards and all-gathered before use in the forward and again in
+//        the backward (their gradients come back reduce-scattered by autodiff).
 //   TP   column/row-parallel linears, heads split, vocab-parallel embedding
 //        and cross-entropy; SP: sequence-split residual stream.
 //   CP   sequence split; K/V all-gathered; causal softmax with query offsets.
+//        Balanced (cp_balanced): rank i holds chunks i and 2cp-1-i of 2cp, so
+//        every rank gets the same share of the causal mask.
 //   EP   experts split over ep; all-to-all dispatch and combine.
-//   PP   one program per stage; a microbatch loop (forward and backward of one
-//        microbatch per iteration), send/recv with $pp+-1 peers and $mb tags.
+//   PP   one program per stage. seq: a microbatch loop (forward and backward
+//        of one microbatch per iteration), send/recv with $pp+-1 peers and $mb
+//        tags. 1f1b / interleaved: unrolled Megatron schedules (warm-up
+//        forwards, steady one-forward-one-backward, cool-down backwards);
+//        the backward of each microbatch is autodiff of its forward ops.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -30,7 +37,14 @@ struct GenOptions {
   bool sp = false;
   int zero = 0;       // 0, 1, 2, 3
   int64_t mb = 1;     // microbatches
-  std::string schedule = "seq";  // only the sequential fwd+bwd-per-microbatch order
+  // Pipeline order: seq (a microbatch loop, forward then backward of one
+  // microbatch per iteration), 1f1b (PipeDream-flush / Megatron: pp-1-s warm-up
+  // forwards, then one forward and one backward), interleaved (Megatron's
+  // virtual stages: `vpp` model chunks per stage). 1f1b and interleaved are
+  // unrolled: every microbatch's ops are written out.
+  std::string schedule = "seq";
+  int64_t vpp = 1;               // model chunks per stage (interleaved only)
+  bool cp_balanced = false;      // CP: rank i holds chunks i and 2cp-1-i of the sequence
   int64_t layers = 0;            // 0: max(config's reduced count, pp)
   Step step = Step::adamw;
   std::map<std::string, int64_t> dims;  // overrides of the reduced dims

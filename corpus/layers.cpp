@@ -191,6 +191,54 @@ std::map<std::string, std::string> Emitter::backward(const ir::GradRequest& req)
   return res;
 }
 
+std::map<std::string, std::string> Emitter::backward_range(const ir::GradRequest& req,
+                                                           size_t from, size_t to) {
+  const ir::Mesh* mesh = env_->mesh ? &*env_->mesh : nullptr;
+  ir::Graph tmp;
+  tmp.ops.assign(g_->ops.begin() + static_cast<long>(from), g_->ops.begin() + static_cast<long>(to));
+  std::set<std::string> local;
+  for (const auto& op : tmp.ops) {
+    local.insert(op.results.begin(), op.results.end());
+    for (const auto& r : op.regions) defined_in(r, local);
+  }
+  std::set<std::string> outer;
+  auto need = [&](const std::string& v) {
+    if (local.count(v) || !outer.insert(v).second) return;
+    tmp.inputs.push_back(v);
+    tmp.types[v] = type(v);
+  };
+  std::function<void(const ir::Graph&)> uses = [&](const ir::Graph& g) {
+    for (const auto& op : g.ops) {
+      for (const auto& o : op.operands) need(o);
+      for (const auto& r : op.regions) uses(r);
+    }
+  };
+  uses(tmp);
+  for (const auto& w : req.wrt) need(w);
+  for (const auto& [v, gname] : req.seeds) need(gname);
+  ir::Mesh m = mesh ? *mesh : ir::Mesh{};
+  for (const auto& [var, n] : env_->loop_vars) m.axes.push_back(ir::MeshAxis{var, n});
+  const size_t n = tmp.ops.size();
+  auto res = ir::append_backward(tmp, req, env_->b, &m);
+  // Names are unique per program, but append_backward only knows this range.
+  std::map<std::string, std::string> renamed;
+  for (size_t k = n; k < tmp.ops.size(); ++k) {
+    ir::Op& op = tmp.ops[k];
+    for (auto& o : op.operands)
+      if (auto it = renamed.find(o); it != renamed.end()) o = it->second;
+    for (auto& r : op.results) {
+      std::string u = unique(r);
+      if (u != r) renamed[r] = u;
+      r = u;
+    }
+    infer(op);
+    g_->ops.push_back(std::move(op));
+  }
+  for (auto& [v, gname] : res)
+    if (auto it = renamed.find(gname); it != renamed.end()) gname = it->second;
+  return res;
+}
+
 // ---------------------------------------------------------------------------
 // Dim expressions
 
@@ -242,11 +290,27 @@ std::string Ctx::res_off() const { return sp ? dadd(s_off, at("tp", split(s_size
 std::string Ctx::res_size() const { return sp ? split(s_size, "tp") : s_size; }
 std::string Ctx::tokens() const { return dmul(b_size, s_size); }
 std::string Ctx::res_tokens() const { return dmul(b_size, res_size()); }
+std::string Ctx::half_chunk() const { return ddiv(s_size, "2"); }
 std::string Ctx::key_len() const { return has("cp") ? "S" : s_size; }
 
 void Ctx::mark(const std::string& value, const std::string& spec_value, const Region& r,
                std::vector<std::string> partial) {
   if (!plan) return;
+  if (!s_off2.empty() && em && b_off.find("$mb") == std::string::npos)
+    for (size_t d = 0; d < r.size(); ++d) {
+      if (r[d].first != s_off || r[d].second != s_size) continue;
+      // A region is one box: the two chunks of the local sequence get one each.
+      const std::string half = half_chunk();
+      for (int h = 0; h < 2; ++h) {
+        Region rh = r;
+        rh[d] = {h ? s_off2 : s_off, half};
+        std::string v = em->op("slice", {value},
+                               {{"dim", static_cast<int>(d)}, {"offset", expr(h ? half : "0")}, {"size", expr(half)}},
+                               value + ".chunk" + std::to_string(h));
+        marks.push_back(Mark{v, spec_value, rh, partial});
+      }
+      return;
+    }
   marks.push_back(Mark{value, spec_value, r, std::move(partial)});
 }
 
@@ -346,11 +410,17 @@ std::string embed(Emitter& e, Ctx& c, const Data& d) {
   if (gpt) {
     c.mark(x, tok_name, c.res_region("H"));
     std::string pos = c.param("wpe");
-    if (c.res_off() != "0" || c.res_size() != "S")
+    if (!c.s_off2.empty())
+      pos = e.op("concat",
+                 {slice(e, pos, 0, c.s_off, c.half_chunk(), "embed.pos0"),
+                  slice(e, pos, 0, c.s_off2, c.half_chunk(), "embed.pos1")},
+                 {{"dim", 0}}, "embed.pos");
+    else if (c.res_off() != "0" || c.res_size() != "S")
       pos = slice(e, pos, 0, c.res_off(), c.res_size(), "embed.pos");
     x = e.op("add", {x, pos}, {}, kEmbedOut);
   }
   c.mark(x, kEmbedOut, c.res_region("H"));
+  c.boundaries.push_back({x, kEmbedOut});
   return x;
 }
 
@@ -361,8 +431,39 @@ namespace {
 
 std::string softmax_causal(Emitter& e, Ctx& c, const std::string& x, const std::string& name) {
   Attrs a = {{"dim", -1}, {"causal", 1}};
+  if (!c.s_off2.empty()) {
+    // Balanced CP: the local queries are two chunks at different positions,
+    // each masked with its own offset.
+    const int qd = static_cast<int>(e.type(x).shape.size()) - 2;
+    const std::string half = c.half_chunk();
+    std::vector<std::string> parts;
+    for (int h = 0; h < 2; ++h) {
+      std::string q = slice(e, x, qd, h ? half : "0", half, name + ".q" + std::to_string(h));
+      Attrs ah = a;
+      ah.push_back({"q_offset", expr(h ? c.s_off2 : c.s_off)});
+      parts.push_back(e.op("softmax", {q}, ah, name + ".h" + std::to_string(h)));
+    }
+    return e.op("concat", parts, {{"dim", qd}}, name);
+  }
   if (c.s_off != "0") a.push_back({"q_offset", expr(c.s_off)});
   return e.op("softmax", {x}, a, name);
+}
+
+// Keys or values of the whole sequence from every cp rank's chunk, in
+// sequence order (balanced CP gathers chunks i, 2cp-1-i per rank: reorder).
+std::string cp_gather(Emitter& e, Ctx& c, const std::string& x, int dim, const std::string& name) {
+  std::string all = e.op("allgather", {x}, with(axes_attr({"cp"}), {{"dim", dim}}),
+                         c.s_off2.empty() ? name : name + ".ranked");
+  if (c.s_off2.empty()) return all;
+  const int64_t n = c.size("cp");
+  const std::string half = c.half_chunk();
+  std::vector<std::string> parts;
+  for (int64_t j = 0; j < 2 * n; ++j) {
+    int64_t pos = j < n ? 2 * j : 2 * (2 * n - 1 - j) + 1;  // where chunk j sits in rank order
+    parts.push_back(slice(e, all, dim, pos ? dmul(std::to_string(pos), half) : "0", half,
+                          name + ".c" + std::to_string(j)));
+  }
+  return e.op("concat", parts, {{"dim", dim}}, name);
 }
 
 // Multi-head attention with grouped KV heads (GPT: KV = NH) and, for Llama, RoPE.
@@ -394,8 +495,8 @@ std::string attention_gqa(Emitter& e, Ctx& c, int64_t i, const std::string& x, c
     c.mark(k, p + "attn.k_rope", {{c.b_off, b}, kvr, {c.s_off, s}, {"0", "D"}});
   }
   if (c.has("cp")) {  // every query chunk attends to the whole (causally visible) sequence
-    k = e.op("allgather", {k}, with(axes_attr({"cp"}), {{"dim", 2}}), p + "attn.k_all");
-    v = e.op("allgather", {v}, with(axes_attr({"cp"}), {{"dim", 2}}), p + "attn.v_all");
+    k = cp_gather(e, c, k, 2, p + "attn.k_all");
+    v = cp_gather(e, c, v, 2, p + "attn.v_all");
   }
   std::string k5 = reshape(e, k, {b, kv, "1", sk, "D"}, p + "attn.k5");
   std::string v5 = reshape(e, v, {b, kv, "1", sk, "D"}, p + "attn.v5");
@@ -412,6 +513,7 @@ std::string attention_gqa(Emitter& e, Ctx& c, int64_t i, const std::string& x, c
   out = tp_exit(e, c, out, 1, p + "attn.out");
   std::string r = e.op("add", {x, out}, {}, p + "attn.res");
   c.mark(r, p + "attn.res", c.res_region("H"));
+  c.boundaries.push_back({r, p + "attn.res"});
   return r;
 }
 
@@ -467,9 +569,9 @@ std::string attention_mla(Emitter& e, Ctx& c, int64_t i, const std::string& x, c
   std::string v = slice(e, kv, 3, "DN", "DV", p + "attn.v");
   c.mark(v, p + "attn.v", {{c.b_off, b}, hr, {c.s_off, s}, {"0", "DV"}});
   if (c.has("cp")) {
-    kn = e.op("allgather", {kn}, with(axes_attr({"cp"}), {{"dim", 2}}), p + "attn.k_nope_all");
-    v = e.op("allgather", {v}, with(axes_attr({"cp"}), {{"dim", 2}}), p + "attn.v_all");
-    kpe = e.op("allgather", {kpe}, with(axes_attr({"cp"}), {{"dim", 2}}), p + "attn.k_rope_all");
+    kn = cp_gather(e, c, kn, 2, p + "attn.k_nope_all");
+    v = cp_gather(e, c, v, 2, p + "attn.v_all");
+    kpe = cp_gather(e, c, kpe, 2, p + "attn.k_rope_all");
   }
   std::string kb = e.op("broadcast_to", {kpe}, {{"shape", ints({b, nh, sk, "DR"})}}, p + "attn.k_pe_b");
   std::string k = e.op("concat", {kn, kb}, {{"dim", 3}}, p + "attn.k_full");
@@ -485,6 +587,7 @@ std::string attention_mla(Emitter& e, Ctx& c, int64_t i, const std::string& x, c
   out = tp_exit(e, c, out, 1, p + "attn.out");
   std::string r = e.op("add", {x, out}, {}, p + "attn.res");
   c.mark(r, p + "attn.res", c.res_region("H"));
+  c.boundaries.push_back({r, p + "attn.res"});
   return r;
 }
 
@@ -563,6 +666,7 @@ std::string layer(Emitter& e, Ctx& c, int64_t i, const std::string& x, const Dat
   c.mark(out, p + "mlp.out", c.res_region("H"));
   std::string y = e.op("add", {r, out}, {}, layer_out_name(i));
   c.mark(y, layer_out_name(i), c.res_region("H"));
+  c.boundaries.push_back({y, layer_out_name(i)});
   return y;
 }
 

@@ -56,6 +56,12 @@ class Emitter {
   // Appends the backward pass of this graph (ir::append_backward; a loop body
   // is differentiated on its own) and returns value -> gradient name.
   std::map<std::string, std::string> backward(const ir::GradRequest& req);
+  // The backward of ops [from, to) only (one microbatch's forward in an
+  // unrolled pipeline schedule), appended at the end: the values those ops
+  // read from elsewhere are constants to it. Gradient names that are taken
+  // get a numeric suffix.
+  std::map<std::string, std::string> backward_range(const ir::GradRequest& req, size_t from,
+                                                    size_t to);
   std::string unique(const std::string& want);
 
  private:
@@ -92,9 +98,18 @@ struct Ctx {
   // The token block of this program's (micro)batch in the spec's [B, S] grid.
   std::string b_off = "0", b_size = "B";
   std::string s_off = "0", s_size = "S";  // the context-parallel chunk (queries)
+  // Balanced CP: the second chunk's offset (the local sequence is two halves
+  // of s_size, at s_off and s_off2); empty otherwise.
+  std::string s_off2;
+  // Where the ops of the current block go (plan only): balanced CP places a
+  // two-chunk value as two slices, emitted here.
+  Emitter* em = nullptr;
   // Forward value of a parameter (the program input, or its all-gathered form).
   std::function<std::string(const std::string&)> param = [](const std::string& p) { return p; };
   std::vector<Mark> marks;  // plan only
+  // The residual stream at block boundaries as (value, spec value), in order:
+  // after the embedding, each attention block and each layer.
+  std::vector<std::pair<std::string, std::string>> boundaries;
   ir::Bindings dims;        // concrete dims, for constants such as 1/sqrt(D)
 
   int64_t size(const std::string& axis) const;
@@ -109,6 +124,7 @@ struct Ctx {
   std::string tokens() const;      // query-block tokens: b_size*s_size
   std::string res_tokens() const;  // residual-block tokens
   std::string key_len() const;     // keys seen by attention: S under CP, else s_size
+  std::string half_chunk() const;  // s_size/2 (balanced CP)
 
   // Records a placement for a plan value (no-op in the spec).
   void mark(const std::string& value, const std::string& spec_value, const Region& r,

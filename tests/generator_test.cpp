@@ -61,11 +61,28 @@ std::vector<Combo> combos() {
     add(m, [](GenOptions& o) { o.cp = 2; }, "cp2");
     add(m, [](GenOptions& o) { o.pp = 2, o.mb = 2; }, "pp2_mb2");
     add(m, [](GenOptions& o) { o.dp = 2, o.zero = 1; }, "dp2_zero1");
+    add(m, [](GenOptions& o) { o.dp = 2, o.zero = 2; }, "dp2_zero2");
     add(m, [](GenOptions& o) { o.dp = 2, o.zero = 3; }, "dp2_zero3");
+    add(m, [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; }, "cp2_balanced");
+    add(m, [](GenOptions& o) { o.pp = 2, o.mb = 3, o.schedule = "1f1b"; }, "pp2_mb3_1f1b");
+    add(m, [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.schedule = "interleaved"; },
+        "pp2_vpp2_mb2_interleaved");
     add(m, [](GenOptions& o) { o.dp = 2, o.tp = 2, o.pp = 2, o.mb = 2; }, "dp2_tp2_pp2_mb2");
     add(m, [](GenOptions& o) { o.tp = 2, o.sp = true, o.cp = 2, o.dp = 2; }, "dp2_tp2_sp_cp2");
   }
   add("llama3-8b", [](GenOptions& o) { o.pp = 4, o.mb = 2; }, "pp4_mb2");
+  add("llama3-8b", [](GenOptions& o) { o.pp = 4, o.mb = 4, o.schedule = "1f1b", o.step = Step::grads; },
+      "pp4_mb4_1f1b");
+  add("llama3-8b",
+      [](GenOptions& o) { o.pp = 2, o.vpp = 3, o.mb = 2, o.schedule = "interleaved", o.step = Step::grads; },
+      "pp2_vpp3_mb2_interleaved");
+  add("llama3-8b",
+      [](GenOptions& o) { o.dp = 2, o.pp = 2, o.mb = 2, o.zero = 3, o.schedule = "1f1b", o.step = Step::grads; },
+      "dp2_pp2_mb2_zero3_1f1b");
+  add("llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2, o.zero = 2; }, "dp2_mb2_zero2");
+  add("llama3-8b", [](GenOptions& o) { o.cp = 4, o.cp_balanced = true, o.step = Step::grads; }, "cp4_balanced");
+  add("gpt-small", [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.dp = 2, o.schedule = "interleaved"; },
+      "pp2_vpp2_mb2_dp2_interleaved_tied");
   add("llama3-8b", [](GenOptions& o) { o.dp = 2, o.pp = 2, o.mb = 2, o.zero = 1, o.tp = 2, o.sp = true; },
       "dp2_tp2_sp_pp2_mb2_zero1");
   add("deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; }, "ep2");
@@ -144,6 +161,13 @@ std::vector<Checked> checked() {
   gen("deepseek_dp2_ep2_tp2", "deepseek-v3-671b", [](GenOptions& o) { o.dp = 2, o.ep = 2, o.tp = 2; });
   gen("gpt_pp2_dp2_tied", "gpt-small", [](GenOptions& o) { o.pp = 2, o.dp = 2; });
   gen("gpt_tp2_sp_cp2", "gpt-small", [](GenOptions& o) { o.tp = 2, o.sp = true, o.cp = 2; });
+  gen("llama3_pp2_mb3_1f1b", "llama3-8b", [](GenOptions& o) { o.pp = 2, o.mb = 3, o.schedule = "1f1b"; });
+  gen("llama3_pp2_vpp2_mb2_interleaved", "llama3-8b",
+      [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.schedule = "interleaved"; });
+  gen("llama3_dp2_mb2_zero2", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2, o.zero = 2; });
+  gen("llama3_cp2_balanced", "llama3-8b", [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; });
+  gen("gpt_pp2_vpp2_mb2_interleaved_tied", "gpt-small",
+      [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.schedule = "interleaved"; });
 
   auto bug = [&](const std::string& b, const std::string& model, const std::function<void(GenOptions&)>& f,
                  int exit = 1, const std::string& err = "") {
@@ -186,6 +210,12 @@ std::vector<Checked> checked() {
   bug("pow-exponent", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.step = Step::clip; });
   bug("bwd-wrong-input", "llama3-8b", dp2);
   bug("rope-swap-bwd", "llama3-8b", tp2);
+  bug("1f1b-recv-first", "llama3-8b", [](GenOptions& o) { o.pp = 2, o.mb = 2, o.schedule = "1f1b"; }, 2,
+      "deadlock");
+  bug("zero3-missing-regather", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 3; }, 2,
+      "shape rule violated");
+  bug("zero3-regather-offset", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 3; });
+  bug("cp-balanced-chunk", "llama3-8b", [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; });
   return v;
 }
 
@@ -340,6 +370,111 @@ TEST(Options, DimsDivideEveryShard) {
   EXPECT_EQ(d["NH"] % d["KV"], 0);
   EXPECT_EQ(d["V"] % 4, 0);
   EXPECT_TRUE(ir::validate_case(generate(o), "dims").empty());
+}
+
+// The point-to-point ops of a stage program in order: +tag for a send, -tag
+// for a recv (tags >= 1000 carry gradients).
+std::vector<int64_t> p2p_order(const ir::Program& p) {
+  std::vector<int64_t> v;
+  for (const auto& op : p.graph.ops)
+    if (op.kind == "send" || op.kind == "recv") {
+      int64_t t = std::get<ir::DimExpr>(*op.attr("tag")).eval({});
+      v.push_back(op.kind == "send" ? t : -t);
+    }
+  return v;
+}
+
+TEST(Schedules, OneFOneBWarmsUpThenAlternates) {
+  GenOptions o = opts("llama3-8b");
+  o.pp = 2, o.mb = 3, o.schedule = "1f1b", o.step = Step::grads;
+  ir::Case c = generate(o);
+  // Stage 0: one warm-up forward, then forward mb1 / backward mb0, forward
+  // mb2 / backward mb1, then the last backward. Tags: chunk*M + mb.
+  EXPECT_EQ(p2p_order(c.plan.programs[0]), (std::vector<int64_t>{3, 4, -1003, 5, -1004, -1005}));
+  // The last stage runs forward and backward of each microbatch in turn.
+  EXPECT_EQ(p2p_order(c.plan.programs[1]), (std::vector<int64_t>{-3, 1003, -4, 1004, -5, 1005}));
+  EXPECT_TRUE(ir::validate_case(c, "1f1b").empty());
+}
+
+TEST(Schedules, InterleavedCyclesModelChunks) {
+  GenOptions o = opts("llama3-8b");
+  o.pp = 2, o.vpp = 2, o.mb = 4, o.schedule = "interleaved", o.step = Step::grads;
+  ir::Case c = generate(o);
+  // Stage 0 holds chunks 0 and 2; warm-up (pp-1)*2 + (vpp-1)*pp = 4
+  // forwards: chunk 0 of mb 0, 1 (to chunk 1), then chunk 2 of mb 0, 1 (from
+  // chunk 1, to chunk 3).
+  auto v = p2p_order(c.plan.programs[0]);
+  ASSERT_GE(v.size(), 6u);
+  EXPECT_EQ((std::vector<int64_t>(v.begin(), v.begin() + 6)),
+            (std::vector<int64_t>{4, 5, -8, 12, -9, 13}));
+  EXPECT_TRUE(ir::validate_case(c, "interleaved").empty());
+  // Chunk 2 reads the output of chunk 1 from the last stage: the wrap-around.
+  bool wrap = false;
+  for (const auto& op : c.plan.programs[0].graph.ops)
+    if (op.kind == "recv" && std::get<ir::DimExpr>(*op.attr("tag")).eval({}) == 8) wrap = true;
+  EXPECT_TRUE(wrap);
+}
+
+int64_t count_ops(const ir::Graph& g, const std::string& kind, const std::string& prefix = "") {
+  int64_t n = 0;
+  for (const auto& op : g.ops) {
+    if (op.kind == kind && (prefix.empty() || (!op.results.empty() && op.results[0].rfind(prefix, 0) == 0))) ++n;
+    for (const auto& r : op.regions) n += count_ops(r, kind, prefix);
+  }
+  return n;
+}
+
+TEST(Zero, StagesShardWhatTheyPromise) {
+  GenOptions o = opts("llama3-8b");
+  o.dp = 2, o.mb = 2;
+  o.zero = 1;  // whole gradients all-reduced, the update on a shard
+  ir::Graph g1 = generate(o).plan.programs[0].graph;
+  EXPECT_EQ(count_ops(g1, "reduce_scatter"), 0);
+  EXPECT_GT(count_ops(g1, "slice", "shard.g."), 0);
+  o.zero = 2;  // gradient shards reduce-scattered per microbatch, in the loop
+  ir::Graph g2 = generate(o).plan.programs[0].graph;
+  int64_t in_loop = 0;
+  for (const auto& op : g2.ops)
+    for (const auto& r : op.regions) in_loop += count_ops(r, "reduce_scatter", "grad.shard.");
+  EXPECT_GT(in_loop, 0);
+  EXPECT_EQ(count_ops(g2, "slice", "shard.g."), 0);
+  o.zero = 3;  // parameters gathered for the forward and again for the backward
+  ir::Graph g3 = generate(o).plan.programs[0].graph;
+  EXPECT_GT(count_ops(g3, "allgather", "gathered."), 0);
+  // Every gathered parameter the backward reads (all but the embedding table,
+  // whose gradient needs only the token ids) is gathered again.
+  EXPECT_EQ(count_ops(g3, "allgather", "regathered."), count_ops(g3, "allgather", "gathered.") - 1);
+}
+
+TEST(ContextParallel, BalancedChunksPairIAndMirror) {
+  GenOptions o = opts("llama3-8b");
+  o.cp = 2, o.cp_balanced = true;
+  ir::Case c = generate(o);
+  EXPECT_EQ(c.plan.dims.at("S") % 4, 0);
+  std::set<std::string> offsets;
+  for (const auto& pl : c.plan.placements)
+    if (pl.spec_value == "tokens") offsets.insert(pl.region.at(1).offset.str());
+  EXPECT_EQ(offsets.size(), 2u);  // chunk $cp and chunk 2cp-1-$cp
+  std::set<std::string> q;
+  for (const auto& op : c.plan.programs[0].graph.ops)
+    if (op.kind == "softmax" && op.attr("q_offset")) q.insert(std::get<ir::DimExpr>(*op.attr("q_offset")).str());
+  EXPECT_EQ(q.size(), 2u);
+}
+
+TEST(Options, RejectsBadSchedules) {
+  GenOptions o = opts("llama3-8b");
+  o.pp = 2, o.mb = 2, o.schedule = "zigzag";
+  EXPECT_THROW(generate(o), ir::InvalidInput);
+  o.schedule = "interleaved";  // vpp 1
+  EXPECT_THROW(generate(o), ir::InvalidInput);
+  o.vpp = 2, o.mb = 3;  // mb not a multiple of pp
+  EXPECT_THROW(generate(o), ir::InvalidInput);
+  o = opts("llama3-8b");
+  o.vpp = 2;  // without interleaved
+  EXPECT_THROW(generate(o), ir::InvalidInput);
+  o = opts("llama3-8b");
+  o.cp_balanced = true;  // without cp
+  EXPECT_THROW(generate(o), ir::InvalidInput);
 }
 
 TEST(Models, ListedConfigsBuildSpecs) {

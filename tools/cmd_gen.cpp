@@ -56,9 +56,15 @@ void add_gen(CLI::App& app, Action& run) {
   cmd->add_option("--cp", a.o.cp, "context-parallel size");
   cmd->add_option("--ep", a.o.ep, "expert-parallel size (MoE models)");
   cmd->add_flag("--sp", a.o.sp, "sequence parallelism inside the tp group");
-  cmd->add_option("--zero", a.o.zero, "ZeRO stage 0-3 (optimizer state sharded over dp)");
+  cmd->add_option("--zero", a.o.zero,
+                  "ZeRO stage 0-3: 1 optimizer state, 2 also gradients, 3 also parameters (FSDP)");
   cmd->add_option("--mb", a.o.mb, "microbatches per step");
-  cmd->add_option("--schedule", a.o.schedule, "pipeline order: seq (forward+backward per microbatch)");
+  cmd->add_option("--schedule", a.o.schedule,
+                  "pipeline order: seq (forward+backward per microbatch loop), 1f1b, interleaved")
+      ->check(CLI::IsMember({"seq", "1f1b", "interleaved"}));
+  cmd->add_option("--vpp", a.o.vpp, "model chunks per stage (virtual stages, --schedule interleaved)");
+  cmd->add_flag("--cp-balanced", a.o.cp_balanced,
+                "load-balanced CP: rank i holds sequence chunks i and 2cp-1-i");
   cmd->add_option("--layers", a.o.layers, "layers of the reduced model (default: config's, at least pp)");
   cmd->add_option("--step", a.step, "grads | clip | adamw (default adamw: the full step)")
       ->check(CLI::IsMember({"grads", "clip", "adamw"}));
