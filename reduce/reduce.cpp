@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <functional>
+#include <numeric>
 #include <set>
 
 #include "ir/validate.h"
@@ -77,6 +78,49 @@ void loop_blockers(const ir::Case& c, Why& frozen) {
       for (const auto& s : syms)
         frozen.emplace(s, "loop index $" + var + " enters " + where + " non-affinely: " + e.str());
     });
+}
+
+// A coordinate or loop index that selects from a constant built inside the
+// program (a `fill` sliced at `$mb`) makes the program differ between
+// coordinates in its data, not its text: such an index is never reduced.
+void constant_index_blockers(const ir::Case& c, Why& axes, Why& frozen) {
+  static const std::set<std::string> makers = {"fill", "iota", "constant", "arange", "eye"};
+  for (const auto& prog : c.plan.programs) {
+    std::set<std::string> konst;
+    std::map<std::string, std::set<std::string>> counts;  // loop var -> symbols of its count
+    walk_ops(prog.graph, [&](const ir::Op& op) {
+      if (op.kind == "loop") {
+        const ir::Attr* v = op.attr("var");
+        const ir::Attr* n = op.attr("count");
+        if (v && n && std::holds_alternative<std::string>(*v) && std::holds_alternative<ir::DimExpr>(*n))
+          std::get<ir::DimExpr>(*n).symbols(counts[std::get<std::string>(*v)]);
+        return;
+      }
+      bool from_const = op.operands.empty() ? makers.count(op.kind) > 0 : op.regions.empty();
+      bool reads_const = false;
+      for (const auto& o : op.operands) {
+        from_const &= konst.count(o) > 0;
+        reads_const |= konst.count(o) > 0;
+      }
+      if (from_const)
+        for (const auto& r : op.results) konst.insert(r);
+      if (!reads_const) return;
+      std::set<std::string> syms;
+      for (const auto& [k, a] : op.attrs) {
+        if (auto* e = std::get_if<ir::DimExpr>(&a)) e->symbols(syms);
+        if (auto* d = std::get_if<ir::Dims>(&a))
+          for (const auto& e : *d) e.symbols(syms);
+      }
+      for (const auto& sym : syms) {
+        if (sym.empty() || sym[0] != '$') continue;
+        std::string x = sym.substr(1);
+        std::string why = "$" + x + " selects from a constant built in the program (" + prog.name + " op " +
+                          op.label() + "): the program's data differs between coordinates";
+        if (c.plan.mesh.axis_index(x)) axes.emplace(x, why);
+        for (const auto& cs : counts[x]) frozen.emplace(cs, why);
+      }
+    });
+  }
 }
 
 // Compresses each axis' coordinates: runs of coordinates that run the same
@@ -207,7 +251,21 @@ std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bi
     }
     return true;
   };
-  if (!ok()) return dims;  // the reduced mesh does not divide the dims as given
+  // A kept odd coordinate (5 of 16) may not divide the dims as given: make
+  // each dim divided by a size a multiple of it first.
+  for (int iter = 0; iter < 32 && !ok(); ++iter)
+    for (const auto& [d, lo] : checks) {
+      int64_t v;
+      if (d.try_eval(b, v)) continue;
+      ir::DimExpr num = d.lhs();
+      int64_t den;
+      if (num.kind() != ir::DimExpr::Kind::Sym || !b.count(num.name()) || frozen.count(num.name()) ||
+          !dims.count(num.name()) || !d.rhs().try_eval(b, den) || den <= 0)
+        continue;
+      int64_t x = b[num.name()];
+      b[num.name()] = x / std::gcd(x, den) * den;
+    }
+  if (!ok()) return dims;  // the reduced mesh does not divide the dims
   bool changed = true;
   while (changed) {
     changed = false;
@@ -280,7 +338,15 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
         }
     }
   });
+  // Axis numbers, permutations, roots and tags are positions, not sizes.
+  static const char* positions[] = {" attribute perm", " attribute dims",      " attribute dim",
+                                    " attribute axis", " attribute split_dim", " attribute concat_dim",
+                                    " attribute root", " attribute tag",       " attribute k"};
   for_each_expr(c, [&](const ir::DimExpr& e, const std::string& where) {
+    for (const char* pos : positions) {
+      std::string suffix(pos);
+      if (where.size() >= suffix.size() && where.compare(where.size() - suffix.size(), suffix.size(), suffix) == 0) return;
+    }
     std::vector<int64_t> ks;
     consts_of(e, ks);
     for (int64_t k : ks)
@@ -312,6 +378,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   Why blocked, frozen;
   axis_blockers(c, blocked);
   loop_blockers(c, frozen);
+  constant_index_blockers(c, blocked, frozen);
   if (!opt.mesh)
     for (const auto& a : c.plan.mesh.axes) blocked.emplace(a.name, "mesh reduction is off");
   std::map<std::string, int64_t> dims = all_dims(c);

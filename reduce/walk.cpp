@@ -17,7 +17,7 @@ void graph_exprs(const ir::Graph& g, const std::string& where, const ExprFn& f) 
     for (const auto& d : t.shape) f(d, where + " type of %" + name);
   for (const auto& op : g.ops) {
     std::string at = where + " op " + op.label();
-    for (const auto& [k, a] : op.attrs) attr_exprs(a, at, f);
+    for (const auto& [k, a] : op.attrs) attr_exprs(a, at + " attribute " + k, f);
     for (const auto& r : op.regions) graph_exprs(r, where, f);
   }
 }

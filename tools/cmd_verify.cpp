@@ -96,7 +96,9 @@ void add_verify(CLI::App& app, Action& run) {
                   "monomials allowed when expanding products");
   cmd->add_flag("--smt-all", opt.smt_all,
                 "send every obligation not equal by canonical form to the solver");
-  static bool no_reduce = false;
+  static bool no_reduce = false, no_stages = false;
+  cmd->add_flag("--no-stages", no_stages,
+                "check the whole plan at once instead of proving each distinct stage once");
   cmd->add_flag("--no-reduce", no_reduce,
                 "verify the plan at the mesh, microbatches and dims given, without reduction");
   cmd->add_option("--json", json_out, "write the verdict as JSON to this file (- for stdout)");
@@ -109,6 +111,7 @@ void add_verify(CLI::App& app, Action& run) {
       std::string label = files_label(files);
       ir::Case c;
       opt.reduce = !no_reduce;
+      opt.stages = !no_stages;
       verify::Verdict v = load_and_verify(files, opt, c);
       ReportInput in{files, label, &c};
       // At most one report replaces the text on stdout; the others go to their files.

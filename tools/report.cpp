@@ -21,9 +21,15 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
     if (v.diags.empty()) s += fmt::format("INVALID: {}: {}\n", label, v.reason);
     return s;
   }
-  s += fmt::format("{}  {}: {} ranks, {} obligations ({} unique): {} by canonical form, {} by expansion, {} by {}",
-                   name, label, c.plan.mesh.num_ranks(), v.obligations, v.unique, v.by_hash, v.by_expansion, v.by_smt,
-                   v.solver);
+  if (v.stages)
+    s += fmt::format("{}  {}: {} ranks, {} stages ({} distinct), {} obligations in distinct stages: {} by canonical form, "
+                     "{} by expansion",
+                     name, label, c.plan.mesh.num_ranks(), v.stages, v.unique_stages, v.obligations, v.by_hash,
+                     v.by_expansion);
+  else
+    s += fmt::format("{}  {}: {} ranks, {} obligations ({} unique): {} by canonical form, {} by expansion, {} by {}",
+                     name, label, c.plan.mesh.num_ranks(), v.obligations, v.unique, v.by_hash, v.by_expansion,
+                     v.by_smt, v.solver);
   if (v.failed) s += fmt::format(", {} failed", v.failed);
   if (v.unknown) s += fmt::format(", {} unknown", v.unknown);
   if (v.unchecked) s += fmt::format(", {} left unchecked after the first mismatch", v.unchecked);
@@ -31,6 +37,8 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   if (!v.reductions.empty())
     s += fmt::format("  reduced to {} ranks: {}\n", v.verified_ranks, fmt::join(v.reductions, ", "));
   for (const auto& k : v.kept) s += fmt::format("  not reduced: {}\n", k);
+  if (!v.stage_note.empty())
+    s += fmt::format("  stages: {}; checked as a whole\n", v.stage_note);
   if (v.kind == verify::VerdictKind::unknown) s += fmt::format("  reason: {}\n", v.reason);
   if (v.cex) {
     const auto& x = *v.cex;
@@ -68,6 +76,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
   for (const auto& d : v.diags)
     j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});
   j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks}};
+  j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"note", v.stage_note}};
   j["placements"] = nlohmann::json::array();
   for (const auto& p : v.placements)
     j["placements"].push_back({{"placement", p.label}, {"obligations", p.obligations}, {"proved", p.proved},

@@ -12,6 +12,8 @@
 #include "reduce/reduce.h"
 #include "verify/smt.h"
 #include "verify/term.h"
+#include "verify/inputs.h"
+#include "verify/staged.h"
 
 namespace parity::verify {
 
@@ -84,30 +86,6 @@ struct Setup {
   std::map<std::pair<std::string, std::string>, std::vector<size_t>> placements_of;  // (program, value) -> placements
 };
 
-// Ranges of integer inputs: ids index an embedding table, labels a vocabulary.
-std::map<std::string, int64_t> id_ranges(const ir::Spec& s, const ir::TypeMap& types, const ir::Bindings& b) {
-  std::map<std::string, int64_t> r;
-  auto dim = [&](const std::string& v, size_t k) -> int64_t {
-    auto it = types.find(v);
-    if (it == types.end() || it->second.rank() <= k) return 0;
-    return it->second.shape[k].eval(b);
-  };
-  std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
-    for (const auto& op : g.ops) {
-      for (const auto& reg : op.regions) walk(reg);
-      if (op.kind == "embedding") r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 0));
-      if (op.kind == "cross_entropy" || op.kind == "cross_entropy_grad" || op.kind == "pick")
-        r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 1));
-      if (op.kind == "embedding_grad") {
-        auto v = std::get<ir::DimExpr>(*op.attr("vocab")).eval(b);
-        r[op.operands[0]] = std::max(r[op.operands[0]], v);
-      }
-    }
-  };
-  walk(s.graph);
-  return r;
-}
-
 template <class S, class D>
 std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::string, Tensor<S>>& spec_inputs) {
   const ir::Plan& p = st.c.plan;
@@ -169,7 +147,8 @@ struct Obl {
 
 class Checker {
  public:
-  Checker(const ir::Case& c, const std::string& file, const VerifyOptions& opt) : c_(c), file_(file), opt_(opt) {}
+  Checker(const ir::Case& c, const std::string& file, const VerifyOptions& opt, bool validated = false)
+      : c_(c), file_(file), opt_(opt), validated_(validated) {}
 
   Verdict run() {
     auto t0 = std::chrono::steady_clock::now();
@@ -189,7 +168,7 @@ class Checker {
   }
 
   Verdict run_inner() {
-    ir::DiagList d = ir::validate_case(c_, file_);
+    ir::DiagList d = validated_ ? ir::DiagList{} : ir::validate_case(c_, file_);
     if (!d.empty()) {
       Verdict v;
       v.kind = VerdictKind::invalid;
@@ -237,7 +216,7 @@ class Checker {
     // Concrete screening points.
     std::mt19937_64 rng(opt_.seed);
     std::vector<std::vector<double>> points;
-    for (int k = 0; k < opt_.random_points; ++k) points.push_back(random_point(tt, rng));
+    for (int k = 0; k < opt_.random_points; ++k) points.push_back(random_point(tt, rng, k == 0));
 
     // Size guard: every rank is run unless a reduction applies.
     {
@@ -322,11 +301,14 @@ class Checker {
     return v;
   }
 
-  std::vector<double> random_point(const TermTable& tt, std::mt19937_64& rng) {
+  // The first point keeps every mask on: a random mask can hide exactly the
+  // tokens whose gradient a bug changes.
+  std::vector<double> random_point(const TermTable& tt, std::mt19937_64& rng, bool masks_on) {
     std::vector<double> p;
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     for (const auto& vi : tt.vars()) {
-      if (vi.integer) p.push_back(static_cast<double>(std::uniform_int_distribution<int64_t>(vi.lo, vi.hi - 1)(rng)));
+      if (vi.boolean && masks_on) p.push_back(1.0);
+      else if (vi.integer) p.push_back(static_cast<double>(std::uniform_int_distribution<int64_t>(vi.lo, vi.hi - 1)(rng)));
       else p.push_back(u(rng));
     }
     // Optimizer second moments must be nonnegative for sqrt: inputs named as
@@ -522,6 +504,13 @@ class Checker {
       ++v.by_hash;
       return 0;
     }
+    // Solvers take unbounded time to even read a very large term (the time
+    // limit starts after); such an obligation is UNKNOWN, not a hang.
+    if (dag_size(tt, o.spec_t) + dag_size(tt, o.plan_t) > opt_.max_smt_nodes) {
+      unknown_reason_ = "an obligation too large for the solver (more than " + std::to_string(opt_.max_smt_nodes) +
+                        " term nodes) was neither equal by canonical form nor refuted at the screening points";
+      return 2;
+    }
     int result = -1;
     for (const auto& s : solvers) {
       SmtAnswer a = s->prove_equal(tt, o.spec_t, o.plan_t, opt_.timeout_ms);
@@ -556,9 +545,22 @@ class Checker {
     return result;
   }
 
+  static size_t dag_size(const TermTable& tt, TermId t) {
+    std::set<TermId> seen;
+    std::vector<TermId> todo{t};
+    while (!todo.empty()) {
+      TermId x = todo.back();
+      todo.pop_back();
+      if (!seen.insert(x).second) continue;
+      for (TermId a : tt.node(x).args) todo.push_back(a);
+    }
+    return seen.size();
+  }
+
   const ir::Case& c_;
   std::string file_;
   VerifyOptions opt_;
+  bool validated_ = false;
   size_t nvars_ = 0;
   size_t instances_ = 0;
   std::string coverage_error_, unknown_reason_;
@@ -588,11 +590,39 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     }
     reduce::Result r = reduce::reduce_case(c);
     const ir::Case& target = r.changed ? r.reduced : c;
-    Verdict v = Checker(target, file, opt).run();
+    // The reduced instance was validated in full by reduce_case; an unreduced
+    // one still needs its whole schedule simulated.
+    if (!r.changed) {
+      d = ir::validate_case(c, file);
+      if (!d.empty()) {
+        Verdict v;
+        v.kind = VerdictKind::invalid;
+        v.diags = d.items;
+        v.reason = d.items[0].str();
+        return v;
+      }
+    }
+    Verdict v;
+    StagedResult sr;
+    if (opt.stages && !opt.smt_all) sr = prove_by_stages(target, opt.expand_budget, opt.max_rank_instructions);
+    if (sr.proved) {
+      v.kind = VerdictKind::verified;
+      v.solver = opt.solver;
+      v.obligations = v.unique = sr.obligations;
+      v.by_expansion = sr.by_expansion;
+      v.by_hash = sr.obligations - sr.by_expansion;
+      v.stages = sr.stages;
+      v.unique_stages = sr.unique;
+    } else {
+      v = Checker(target, file, opt, true).run();
+      v.stage_note = opt.stages ? sr.reason : "";
+    }
     v.reductions = r.applied;
     v.kept = r.kept;
     v.verified_ranks = target.plan.mesh.num_ranks();
-    if (r.changed && v.cex && v.cex->rank_id >= 0) {
+    bool mesh_changed = false;
+    for (const auto& m : r.axes) mesh_changed |= m.from != m.to;
+    if (mesh_changed && v.cex && v.cex->rank_id >= 0) {
       std::string tail = v.cex->rank.substr(v.cex->rank.find(')') + 1);
       v.cex->rank = r.original_rank_str(c.plan.mesh, v.cex->rank_id) + tail + " [reduced instance: " +
                     target.plan.mesh.rank_str(v.cex->rank_id) + "]";

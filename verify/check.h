@@ -17,6 +17,7 @@ struct VerifyOptions {
   uint64_t seed = 1;
   size_t expand_budget = 200000;  // monomials per obligation pair
   bool smt_all = false;           // every pair not equal by hash goes to SMT (backend tests)
+  size_t max_smt_nodes = 50000;   // larger obligations are UNKNOWN rather than sent to a solver
   // Unrolled rank-instructions the full (unreduced) plan may have; beyond it
   // the verdict is UNKNOWN rather than an unbounded run.
   size_t max_rank_instructions = 20'000'000;
@@ -24,6 +25,8 @@ struct VerifyOptions {
   // when its preconditions hold; the original's schedule is then simulated on
   // the reduced mesh only beyond this many events.
   bool reduce = true;
+  // Prove distinct stages once (reduce/stages.h) before the whole-plan check.
+  bool stages = true;
   size_t schedule_budget = 200'000;
 };
 
@@ -60,6 +63,8 @@ struct Verdict {
   // What reduce/ did, and what it kept with the reason.
   std::vector<std::string> reductions, kept;
   int64_t verified_ranks = 0;  // ranks of the instance actually checked
+  size_t stages = 0, unique_stages = 0;  // when proved by stages
+  std::string stage_note;                // why the staged prover did not settle it
 };
 
 Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt);

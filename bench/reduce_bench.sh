@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Anchor configurations and scaling curves of `parity verify` (full training
+# step: forward, cross-entropy, backward, clipping, AdamW), on this machine.
+# Prints a markdown table headed by the command that made it.
+#   bench/reduce_bench.sh [build-dir]        (default: build)
+#   QUICK=1 bench/reduce_bench.sh            (fewer curve points)
+set -euo pipefail
+BUILD=${1:-build}
+P="$BUILD/tools/parity"
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+echo "command: bench/reduce_bench.sh $BUILD   ($(nproc) cores, $(date -u +%Y-%m-%d))"
+echo
+
+# run ID GEN-ARGS... -> "ranks|stages|distinct|seconds|rss_mb|verdict"
+run() {
+  local f="$T/case.pb" j="$T/v.json" tm="$T/time"
+  "$P" gen "$@" -o "$f" >/dev/null
+  /usr/bin/time -f "%e %M" -o "$tm" "$P" verify "$f" --json "$j" >/dev/null || true
+  python3 - "$j" "$tm" "$f" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+sec, kb = open(sys.argv[2]).read().split()[-2:]
+st = v.get("stages", {})
+red = v.get("reduction", {})
+print(f'{red.get("verified_ranks", "?")}|{st.get("total", 0)}|{st.get("distinct", 0)}|{float(sec):.2f}|{int(kb)//1024}|{v["verdict"]}')
+PY
+}
+
+ranks() { "$P" gen "$@" -o "$T/r.pb" | sed -n 's/.*bytes, \([0-9]*\) ranks.*/\1/p'; }
+
+echo "| id | config | ranks | verified ranks | stages | distinct | time (s) | peak RSS (MB) | verdict |"
+echo "|---|---|---|---|---|---|---|---|---|"
+anchor() {
+  local id=$1; shift
+  local r
+  r=$(ranks "$@")
+  IFS='|' read -r vr st di sec mb verdict <<<"$(run "$@")"
+  echo "| $id | \`$*\` | $r | $vr | $st | $di | $sec | $mb | $verdict |"
+}
+anchor L1 llama3-8b --dp 512 --layers 32
+anchor L2 llama3-70b --dp 16 --tp 8 --pp 4 --mb 32 --layers 80
+anchor L3 llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 128
+anchor D1 deepseek-v3-16b --dp 16 --tp 4 --pp 2 --mb 16 --layers 28
+anchor D2 deepseek-v3-236b --dp 16 --tp 8 --pp 4 --mb 16 --layers 60
+anchor D3 deepseek-v3-671b --dp 32 --tp 8 --pp 8 --mb 16 --layers 64
+anchor DSV3 deepseek-v3-671b --pp 16 --ep 64 --dp 64 --zero 1 --mb 16 --layers 64
+anchor 405B-long llama3-405b --tp 8 --cp 16 --pp 16 --dp 8 --mb 16 --layers 128
+echo
+
+# curve NAME FLAG VALUES... -- BASE-ARGS: time at each point, last/first ratio.
+curve() {
+  local name=$1 flag=$2; shift 2
+  local vals=()
+  while [ "$1" != "--" ]; do vals+=("$1"); shift; done
+  shift
+  local first="" last="" row=""
+  for v in "${vals[@]}"; do
+    IFS='|' read -r vr st di sec mb verdict <<<"$(run "$@" "$flag" "$v")"
+    row+=" $v: ${sec}s ($verdict);"
+    [ -z "$first" ] && first=$sec
+    last=$sec
+  done
+  echo "| $name | \`$* $flag ...\` |$row | $(python3 -c "print(f'{$last/$first:.2f}')") |"
+}
+echo "| curve | base | points | largest/smallest |"
+echo "|---|---|---|---|"
+if [ "${QUICK:-}" = 1 ]; then
+  curve layers --layers 16 128 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16
+  curve DP --dp 2 64 -- llama3-405b --tp 8 --pp 16 --mb 16
+else
+  curve layers --layers 16 32 64 128 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16
+  curve DP --dp 2 8 32 64 -- llama3-405b --tp 8 --pp 16 --mb 16
+  curve microbatches --mb 2 8 16 32 -- llama3-405b --dp 64 --tp 8 --pp 16
+  curve TP --tp 1 2 4 8 -- llama3-405b --dp 64 --pp 16 --mb 16
+fi

@@ -1,0 +1,393 @@
+#include "reduce/stages.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <set>
+#include <tuple>
+
+namespace parity::reduce {
+
+namespace {
+
+bool is_collective(const ir::Op& op) {
+  return op.kind != "send" && op.kind != "recv" && (op.attr("axes") || op.attr("groups"));
+}
+
+std::string num(double x) {
+  char b[40];
+  std::snprintf(b, sizeof b, "%.17g", x);
+  return b;
+}
+
+std::string eval_or_str(const ir::DimExpr& e, const ir::Bindings& b) {
+  int64_t v;
+  return e.try_eval(b, v) ? std::to_string(v) : e.str();
+}
+
+}  // namespace
+
+StageGraph::StageGraph(const ir::Case& c) : c_(c) {
+  if (!c.spec) throw ir::EvalError("no spec");
+  dims_ = c.spec->dims;
+  for (const auto& [k, v] : c.plan.dims) dims_[k] = v;
+  ir::DiagList d;
+  ir::validate_spec(*c.spec, "", d, &spec_types_);
+  if (!d.empty()) throw ir::EvalError("the spec does not validate");
+  build_spec_nodes();
+  build_nodes();
+  build_stages();
+}
+
+const ir::Instr& StageGraph::instr(const Node& n) const {
+  if (n.rank < 0) return spec_code_.at(static_cast<size_t>(n.instr));
+  return code_.at(prog_of_[static_cast<size_t>(n.rank)]->name).at(static_cast<size_t>(n.instr));
+}
+
+ir::Bindings StageGraph::bindings(const Node& n) const {
+  ir::Bindings b = dims_;
+  if (n.rank >= 0)
+    for (const auto& [k, v] : c_.plan.rank_bindings(n.rank)) b[k] = v;
+  if (n.instr >= 0)
+    for (const auto& [k, v] : instr(n).loop) b[k] = v;
+  return b;
+}
+
+void StageGraph::build_spec_nodes() {
+  const ir::Graph& g = c_.spec->graph;
+  spec_code_ = ir::flatten(g, dims_);
+  for (const auto& in : g.inputs) {
+    spec_node_of_[in] = static_cast<int32_t>(nodes_.size());
+    nodes_.push_back(Node{-1, -1, 0, in, {}, -1, 0, {}});
+  }
+  for (size_t i = 0; i < spec_code_.size(); ++i) {
+    const ir::Instr& ins = spec_code_[i];
+    if (ins.kind != ir::Instr::exec || !ins.loop.empty())
+      throw ir::EvalError("the spec has loops; stages need a straight-line spec");
+    for (size_t k = 0; k < ins.op->results.size(); ++k) {
+      Node n{-1, static_cast<int32_t>(i), static_cast<int32_t>(k), ins.op->results[k], {}, -1, 0, {}};
+      for (const auto& o : ins.op->operands) n.deps.push_back(spec_node_of_.at(o));
+      if (!spec_node_of_.emplace(n.name, static_cast<int32_t>(nodes_.size())).second)
+        throw ir::EvalError("spec value defined twice");
+      nodes_.push_back(std::move(n));
+    }
+  }
+}
+
+void StageGraph::build_nodes() {
+  const ir::Plan& p = c_.plan;
+  ir::Bindings base = dims_;
+  for (const auto& a : p.mesh.axes) base[a.name] = a.size;
+  for (const auto& prog : p.programs) code_[prog.name] = ir::flatten(prog.graph, base);
+  std::map<std::pair<std::string, std::string>, std::vector<uint32_t>> placements_of;
+  for (size_t i = 0; i < p.placements.size(); ++i)
+    placements_of[{p.placements[i].program, p.placements[i].value}].push_back(static_cast<uint32_t>(i));
+  auto placed = [&](const ir::Program& prog, const std::string& v) {
+    auto it = placements_of.find({prog.name, v});
+    return it == placements_of.end() ? std::vector<uint32_t>{} : it->second;
+  };
+
+  int64_t n = p.mesh.num_ranks();
+  prog_of_.assign(static_cast<size_t>(n), nullptr);
+  using Key = std::tuple<int64_t, int64_t, int64_t>;  // (src, dst, tag)
+  std::map<Key, std::vector<int32_t>> sent, recvd;
+  struct Member {
+    int64_t pos;
+    int32_t node, operand;
+  };
+  std::map<std::pair<std::vector<int64_t>, size_t>, std::vector<Member>> colls;
+  std::map<std::pair<int64_t, std::vector<int64_t>>, size_t> coll_count;  // per rank and group
+  for (int64_t r = 0; r < n; ++r) {
+    const ir::Program* prog = p.program_of(r);
+    prog_of_[static_cast<size_t>(r)] = prog;
+    if (!prog) continue;
+    const auto& code = code_.at(prog->name);
+    rank_instructions_ += code.size();
+    ir::Bindings rb = p.rank_bindings(r);
+    for (const auto& [k, v] : dims_) rb.emplace(k, v);
+    std::map<std::string, int32_t> env;
+    auto add = [&](Node nd) {
+      nd.placements = placed(*prog, nd.name);
+      env[nd.name] = static_cast<int32_t>(nodes_.size());
+      nodes_.push_back(std::move(nd));
+      return static_cast<int32_t>(nodes_.size() - 1);
+    };
+    for (const auto& in : prog->graph.inputs) add(Node{static_cast<int32_t>(r), -1, 0, in, {}, -1, 0, {}});
+    for (size_t i = 0; i < code.size(); ++i) {
+      const ir::Instr& ins = code[i];
+      if (ins.kind == ir::Instr::bind) {
+        std::vector<int32_t> src;
+        for (const auto& s : ins.src) src.push_back(env.at(s));
+        for (size_t k = 0; k < ins.dst.size(); ++k)
+          add(Node{static_cast<int32_t>(r), static_cast<int32_t>(i), static_cast<int32_t>(k), ins.dst[k], {src[k]}, -1, 0, {}});
+        continue;
+      }
+      const ir::Op& op = *ins.op;
+      ir::Bindings b = rb;
+      for (const auto& [k, v] : ins.loop) b[k] = v;
+      auto peer = [&]() {
+        ir::Coord c = p.mesh.coord_of(r);
+        for (const auto& [axis, e] : std::get<ir::Coords>(*op.attr("peer"))) c[*p.mesh.axis_index(axis)] = e.eval(b);
+        return p.mesh.rank_of(c);
+      };
+      if (op.kind == "send") {
+        sent[{r, peer(), std::get<ir::DimExpr>(*op.attr("tag")).eval(b)}].push_back(env.at(op.operands[0]));
+        continue;
+      }
+      if (op.kind == "recv") {
+        int32_t id = add(Node{static_cast<int32_t>(r), static_cast<int32_t>(i), 0, op.results[0], {}, -1, 0, {}});
+        recvd[{peer(), r, std::get<ir::DimExpr>(*op.attr("tag")).eval(b)}].push_back(id);
+        continue;
+      }
+      if (is_collective(op)) {
+        std::vector<int64_t> g;
+        if (const ir::Attr* a = op.attr("axes"); a && std::holds_alternative<ir::Strings>(*a)) {
+          g = p.mesh.group_along(r, std::get<ir::Strings>(*a));
+        } else {
+          for (const auto& grp : std::get<ir::Groups>(*op.attr("groups")))
+            if (std::find(grp.begin(), grp.end(), r) != grp.end()) g = grp;
+        }
+        if (g.empty()) throw ir::EvalError("rank in no group");
+        int64_t pos = std::find(g.begin(), g.end(), r) - g.begin();
+        size_t k = coll_count[{r, g}]++;
+        int32_t operand = env.at(op.operands[0]);
+        int32_t id = add(Node{static_cast<int32_t>(r), static_cast<int32_t>(i), 0, op.results[0], {}, -1, 0, {}});
+        colls[{g, k}].push_back(Member{pos, id, operand});
+        continue;
+      }
+      for (size_t k = 0; k < op.results.size(); ++k) {
+        Node nd{static_cast<int32_t>(r), static_cast<int32_t>(i), static_cast<int32_t>(k), op.results[k], {}, -1, 0, {}};
+        for (const auto& o : op.operands) nd.deps.push_back(env.at(o));
+        add(std::move(nd));
+      }
+    }
+  }
+  for (auto& [key, rs] : recvd) {
+    auto it = sent.find(key);
+    if (it == sent.end() || it->second.size() != rs.size()) throw ir::EvalError("unmatched send/recv");
+    for (size_t i = 0; i < rs.size(); ++i) nodes_[static_cast<size_t>(rs[i])].deps = {it->second[i]};
+  }
+  int32_t inst = 0;
+  for (auto& [key, ms] : colls) {
+    std::sort(ms.begin(), ms.end(), [](const Member& a, const Member& b) { return a.pos < b.pos; });
+    if (ms.size() != key.first.size())
+      throw ir::EvalError("collective '" + nodes_[static_cast<size_t>(ms[0].node)].name + "' has " +
+                          std::to_string(ms.size()) + " of " + std::to_string(key.first.size()) + " members");
+    std::vector<int32_t> ops;
+    for (const auto& m : ms) ops.push_back(m.operand);
+    for (const auto& m : ms) {
+      Node& nd = nodes_[static_cast<size_t>(m.node)];
+      nd.deps = ops;
+      nd.coll = inst;
+      nd.member = static_cast<int32_t>(m.pos);
+    }
+    ++inst;
+  }
+  for (size_t i = 0; i < nodes_.size(); ++i)
+    for (uint32_t pl : nodes_[i].placements) placed_on_[p.placements[pl].spec_value].push_back(static_cast<int32_t>(i));
+}
+
+void StageGraph::build_stages() {
+  const ir::Plan& p = c_.plan;
+  std::set<std::string> cut;
+  for (const auto& pl : p.placements) cut.insert(pl.spec_value);
+  std::vector<std::pair<int32_t, std::string>> order;
+  for (const auto& [y, ns] : placed_on_) order.push_back({spec_node_of_.at(y), y});
+  std::sort(order.begin(), order.end());
+  // Stages re-run what they share; when placements are too sparse to cut at
+  // (e.g. none inside a loop), that is the whole plan many times over.
+  size_t plan_nodes = 0, sliced = 0;
+  for (const auto& nd : nodes_) plan_nodes += nd.rank >= 0;
+
+  for (const auto& [sid, y] : order) {
+    Stage s;
+    s.spec_value = y;
+    s.spec_node = sid;
+    // Spec slice.
+    std::set<int32_t> seen;
+    std::function<void(int32_t, bool)> spec_visit = [&](int32_t id, bool root) {
+      if (!seen.insert(id).second) return;
+      const Node& nd = nodes_[static_cast<size_t>(id)];
+      if (nd.instr < 0 || (!root && cut.count(nd.name))) {
+        s.spec_inputs.push_back(id);
+        return;
+      }
+      for (int32_t d : nd.deps) spec_visit(d, false);
+      s.spec_nodes.push_back(id);
+    };
+    spec_visit(sid, true);
+    // Obligations.
+    using PKey = std::tuple<std::vector<std::string>, std::string, std::vector<int64_t>>;
+    std::map<PKey, size_t> partial_at;
+    for (int32_t id : placed_on_.at(y)) {
+      const Node& nd = nodes_[static_cast<size_t>(id)];
+      for (uint32_t pl : nd.placements) {
+        const ir::Placement& P = p.placements[pl];
+        if (P.spec_value != y) continue;
+        // An input's first placement is how it is seeded: nothing to prove.
+        if (nd.instr < 0 && pl == nd.placements[0]) continue;
+        if (P.kind == ir::PlacementKind::region) {
+          s.obligations.push_back(Obligation{pl, {id}});
+          continue;
+        }
+        ir::Coord c = p.mesh.coord_of(nd.rank);
+        for (const auto& a : P.axes) c[*p.mesh.axis_index(a)] = -1;
+        std::vector<std::string> axes = P.axes;
+        std::sort(axes.begin(), axes.end());
+        PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c};
+        auto it = partial_at.find(k);
+        if (it == partial_at.end()) {
+          partial_at[k] = s.obligations.size();
+          s.obligations.push_back(Obligation{pl, {id}});
+        } else {
+          s.obligations[it->second].members.push_back(id);
+        }
+      }
+    }
+    if (s.obligations.empty()) continue;
+    // Plan slice: each member's op, and what it reads back to placed instances.
+    std::set<int32_t> pseen, pin;
+    std::function<void(int32_t)> visit = [&](int32_t id) {
+      const Node& nd = nodes_[static_cast<size_t>(id)];
+      if (!nd.placements.empty()) {
+        if (pin.insert(id).second) s.plan_inputs.push_back(id);
+        return;
+      }
+      if (!pseen.insert(id).second) return;
+      if (nd.instr < 0) throw ir::EvalError("an unplaced program input");
+      for (int32_t d : nd.deps) visit(d);
+      s.plan_nodes.push_back(id);
+    };
+    std::set<int32_t> targets;
+    for (const auto& o : s.obligations)
+      for (int32_t m : o.members) {
+        const Node& nd = nodes_[static_cast<size_t>(m)];
+        if (nd.instr < 0) {
+          if (pin.insert(m).second) s.plan_inputs.push_back(m);
+          continue;
+        }
+        if (!targets.insert(m).second) continue;
+        for (int32_t d : nd.deps) visit(d);
+        s.plan_nodes.push_back(m);
+      }
+    // Seeds that name spec values outside the slice join its inputs.
+    std::set<int32_t> spec_have(s.spec_inputs.begin(), s.spec_inputs.end());
+    spec_have.insert(s.spec_nodes.begin(), s.spec_nodes.end());
+    for (int32_t id : s.plan_inputs) {
+      const Node& nd = nodes_[static_cast<size_t>(id)];
+      for (uint32_t pl : nd.placements) {
+        int32_t z = spec_node_of_.at(p.placements[pl].spec_value);
+        if (spec_have.insert(z).second) s.spec_inputs.push_back(z);
+      }
+    }
+    sliced += s.plan_nodes.size();
+    if (sliced > 4 * plan_nodes + 1000)
+      throw ir::EvalError("the placements are too sparse to cut the plan into stages (stages would re-run " +
+                          std::to_string(sliced) + " of " + std::to_string(plan_nodes) + " instances)");
+    s.key = key_of(s);
+    stages_.push_back(std::move(s));
+  }
+}
+
+std::string StageGraph::attrs_key(const Node& n) const {
+  if (n.instr < 0) return "in";
+  const ir::Instr& ins = instr(n);
+  if (ins.kind == ir::Instr::bind) return "bind";
+  const ir::Op& op = *ins.op;
+  ir::Bindings b = bindings(n);
+  std::string k = op.kind + "{";
+  for (const auto& [name, a] : op.attrs) {
+    if (name == "peer" || name == "tag" || name == "axes" || name == "groups") continue;
+    k += name + "=";
+    if (auto* d = std::get_if<double>(&a)) k += num(*d);
+    else if (auto* s = std::get_if<std::string>(&a)) k += *s;
+    else if (auto* e = std::get_if<ir::DimExpr>(&a)) k += eval_or_str(*e, b);
+    else if (auto* ds = std::get_if<ir::Dims>(&a)) {
+      for (const auto& e : *ds) k += eval_or_str(e, b) + ",";
+    } else if (auto* ss = std::get_if<ir::Strings>(&a)) {
+      for (const auto& s2 : *ss) k += s2 + ",";
+    }
+    k += ";";
+  }
+  return k + "}";
+}
+
+std::string StageGraph::key_of(const Stage& s) const {
+  const ir::Plan& p = c_.plan;
+  std::map<int32_t, size_t> spec_local, plan_local;
+  std::map<int32_t, size_t> rank_local, coll_local;
+  auto rk = [&](int32_t r) { return rank_local.emplace(r, rank_local.size()).first->second; };
+  std::string k = "S";
+  auto spec_type = [&](int32_t id) -> std::string {
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    if (auto it = spec_types_.find(nd.name); it != spec_types_.end()) {
+      std::string t = ir::dtype_name(it->second.dtype);
+      for (const auto& d : it->second.shape) t += "," + eval_or_str(d, dims_);
+      return t;
+    }
+    return "?";
+  };
+  for (int32_t id : s.spec_inputs) {
+    spec_local[id] = spec_local.size();
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    k += "i" + spec_type(id) + (nd.instr < 0 ? "g" : "c") + (id == s.spec_node ? "y" : "") + "|";
+  }
+  for (int32_t id : s.spec_nodes) {
+    spec_local[id] = spec_local.size();
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    k += "o" + attrs_key(nd) + "#" + std::to_string(nd.result) + "(";
+    for (int32_t d : nd.deps) k += std::to_string(spec_local.at(d)) + ",";
+    k += ")" + std::string(id == s.spec_node ? "y" : "") + "|";
+  }
+  auto region_key = [&](const ir::Placement& P, const ir::Bindings& b) {
+    std::string r = std::string(ir::placement_kind_name(P.kind)) + "@" + std::to_string(spec_local.at(
+                        spec_node_of_.at(P.spec_value))) + "[";
+    for (const auto& rg : P.region) r += eval_or_str(rg.offset, b) + ":" + eval_or_str(rg.size, b) + ",";
+    r += "]";
+    for (const auto& a : P.axes) r += a + ",";
+    return r;
+  };
+  k += "P";
+  for (int32_t id : s.plan_inputs) {
+    plan_local[id] = plan_local.size();
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    ir::Bindings b = bindings(nd);
+    k += "i" + std::to_string(rk(nd.rank)) + ":";
+    for (uint32_t pl : nd.placements) k += region_key(p.placements[pl], b) + ";";
+    // Partial seeds sum over ranks: where this rank sits matters.
+    ir::Coord c = p.mesh.coord_of(nd.rank);
+    bool partial = false;
+    for (uint32_t pl : nd.placements)
+      for (const auto& a : p.placements[pl].axes) {
+        k += "c" + std::to_string(c[*p.mesh.axis_index(a)]);
+        partial = true;
+      }
+    if (partial && nd.instr >= 0) k += "it" + instr(nd).iter;
+    k += "|";
+  }
+  for (int32_t id : s.plan_nodes) {
+    plan_local[id] = plan_local.size();
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    k += "n" + std::to_string(rk(nd.rank)) + attrs_key(nd) + "#" + std::to_string(nd.result);
+    if (nd.coll >= 0) k += "c" + std::to_string(coll_local.emplace(nd.coll, coll_local.size()).first->second) + "m" +
+                           std::to_string(nd.member);
+    k += "(";
+    for (int32_t d : nd.deps) {
+      auto it = plan_local.find(d);
+      // Collective operands of members outside the slice are still inputs.
+      k += it == plan_local.end() ? "?" : std::to_string(it->second);
+      k += ",";
+    }
+    k += ")|";
+  }
+  k += "O";
+  for (const auto& o : s.obligations) {
+    const Node& first = nodes_[static_cast<size_t>(o.members[0])];
+    k += region_key(p.placements[o.placement], bindings(first)) + "(";
+    for (int32_t m : o.members) k += std::to_string(plan_local.at(m)) + ",";
+    k += ")|";
+  }
+  return k;
+}
+
+}  // namespace parity::reduce

@@ -1,0 +1,87 @@
+// Stages: the plan cut at its placements. Every placed value instance (one
+// value, one rank, one loop iteration) is proved in the stage of the spec value
+// it is placed on, assuming the placements of the placed instances it reads.
+// A stage's canonical key (ops, evaluated attributes, shapes, regions, ranks
+// renumbered by first use, values renamed by position) identifies identical
+// stages, e.g. the same layer on another pipeline stage, so each distinct stage
+// is proved once. The argument is in docs/soundness.md.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "ir/interp.h"
+#include "ir/plan.h"
+#include "ir/validate.h"
+
+namespace parity::reduce {
+
+// One value instance: a program value on one rank in one iteration, or a spec
+// value (rank -1).
+struct Node {
+  int32_t rank = -1;
+  int32_t instr = -1;   // index into the unrolled code of the rank's program (spec: the spec's); -1: an input
+  int32_t result = 0;   // which result of the op
+  std::string name;
+  std::vector<int32_t> deps;  // operands; a collective's are every member's operand, in group order; a recv's the sent value
+  int32_t coll = -1;          // collective instance, shared by its members
+  int32_t member = 0;         // position in the group
+  std::vector<uint32_t> placements;  // placements of this instance
+};
+
+struct Obligation {
+  uint32_t placement;           // of the first member
+  std::vector<int32_t> members;  // plan nodes whose sum (partial) or value (region) equals the region
+};
+
+struct Stage {
+  std::string spec_value;
+  int32_t spec_node = -1;
+  std::vector<int32_t> spec_nodes;   // spec ops to run, in order
+  std::vector<int32_t> spec_inputs;  // spec nodes seeded with fresh values
+  std::vector<int32_t> plan_nodes;   // plan ops to run, in dependence order
+  std::vector<int32_t> plan_inputs;  // placed plan nodes seeded from their placements
+  std::vector<Obligation> obligations;
+  std::string key;
+};
+
+class StageGraph {
+ public:
+  // `c` must be validated. Throws ir::EvalError when the case has a shape the
+  // stage builder does not handle (the caller verifies without stages).
+  explicit StageGraph(const ir::Case& c);
+
+  const ir::Case& kase() const { return c_; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  const std::vector<Stage>& stages() const { return stages_; }
+  const ir::Instr& instr(const Node& n) const;
+  // Dims, rank coordinates and loop indices for evaluating an instance.
+  ir::Bindings bindings(const Node& n) const;
+  size_t rank_instructions() const { return rank_instructions_; }
+  // Plan instances placed on each spec value.
+  const std::map<std::string, std::vector<int32_t>>& placed_on() const { return placed_on_; }
+  const ir::TypeMap& spec_types() const { return spec_types_; }
+  const ir::Bindings& dims() const { return dims_; }
+
+ private:
+  void build_nodes();
+  void build_spec_nodes();
+  void build_stages();
+  std::string key_of(const Stage& s) const;
+  std::string attrs_key(const Node& n) const;
+
+  const ir::Case& c_;
+  ir::Bindings dims_;
+  std::map<std::string, std::vector<ir::Instr>> code_;  // program name -> unrolled code
+  std::vector<ir::Instr> spec_code_;
+  std::vector<const ir::Program*> prog_of_;
+  std::vector<Node> nodes_;
+  std::map<std::string, int32_t> spec_node_of_;  // spec value -> node
+  std::map<std::string, std::vector<int32_t>> placed_on_;  // spec value -> plan nodes placed on it
+  std::vector<Stage> stages_;
+  size_t rank_instructions_ = 0;
+  ir::TypeMap spec_types_;
+};
+
+}  // namespace parity::reduce

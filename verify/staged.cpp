@@ -1,0 +1,304 @@
+#include "verify/staged.h"
+
+#include <algorithm>
+#include <chrono>
+#include <unordered_map>
+
+#include "ir/interp.h"
+#include "reduce/stages.h"
+#include "verify/inputs.h"
+#include "verify/term.h"
+
+namespace parity::verify {
+
+namespace {
+
+using T = ir::Tensor<TermId>;
+using Clock = std::chrono::steady_clock;
+
+T extract(const T& t, const std::vector<int64_t>& off, const std::vector<int64_t>& size) {
+  T out;
+  out.shape = size;
+  int64_t n = ir::sem::num_el(size);
+  for (int64_t i = 0; i < n; ++i) {
+    auto idx = out.index_of(i);
+    for (size_t k = 0; k < idx.size(); ++k) idx[k] += off[k];
+    out.data.push_back(t.data.at(static_cast<size_t>(t.flat(idx))));
+  }
+  return out;
+}
+
+class StageProver {
+ public:
+  StageProver(const reduce::StageGraph& g, size_t budget) : g_(g), budget_(budget), td_{tt_} {
+    const ir::Spec& s = *g.kase().spec;
+    ranges_ = id_ranges(s, g.spec_types(), g.dims());
+  }
+
+  // "" when every obligation of the stage is proved; else what was not.
+  std::string prove(const reduce::Stage& st, size_t index) {
+    const auto& nodes = g_.nodes();
+    const ir::Plan& p = g_.kase().plan;
+    std::unordered_map<int32_t, T> spec;
+    for (int32_t id : st.spec_inputs) spec[id] = fresh(nodes[static_cast<size_t>(id)].name, index);
+    for (int32_t id : st.spec_nodes) spec[id] = run(nodes[static_cast<size_t>(id)], spec);
+
+    std::unordered_map<int32_t, T> seeded, computed;
+    // Partial seeds: the members of one sum, when all are inputs of the stage,
+    // are seeded so that they add up to the spec region; otherwise each is free.
+    using GKey = std::tuple<uint32_t, std::string, std::vector<int64_t>>;
+    std::map<GKey, std::vector<int32_t>> groups;
+    for (int32_t id : st.plan_inputs) {
+      const reduce::Node& nd = nodes[static_cast<size_t>(id)];
+      const ir::Placement* seed = nullptr;
+      uint32_t seed_idx = 0;
+      for (uint32_t pl : nd.placements)
+        if (p.placements[pl].kind == ir::PlacementKind::region) {
+          seed = &p.placements[pl];
+          seed_idx = pl;
+          break;
+        }
+      // A program input stands for a spec input; one placed on anything else
+      // would be an assumption nobody proves.
+      if (nd.instr < 0 && (!seed || !is_spec_input(seed->spec_value)))
+        throw ir::EvalError("program input '" + nd.name + "' is not placed on a spec input");
+      if (seed) {
+        seeded[id] = region(*seed, nd, spec);
+        continue;
+      }
+      seed_idx = nd.placements[0];
+      ir::Coord c = p.mesh.coord_of(nd.rank);
+      for (const auto& a : p.placements[seed_idx].axes) c[*p.mesh.axis_index(a)] = -1;
+      groups[{seed_idx, nd.instr >= 0 ? g_.instr(nd).iter : "", c}].push_back(id);
+    }
+    for (auto& [key, members] : groups) {
+      const ir::Placement& P = p.placements[std::get<0>(key)];
+      int64_t want = 1;
+      for (const auto& a : P.axes) want *= p.mesh.axes[*p.mesh.axis_index(a)].size;
+      const reduce::Node& first = nodes[static_cast<size_t>(members[0])];
+      T whole = region(P, first, spec);
+      for (size_t k = 1; k < members.size(); ++k) seeded[members[k]] = fresh_like(whole, index, members[k]);
+      if (static_cast<int64_t>(members.size()) == want) {
+        T rest = whole;
+        for (size_t e = 0; e < rest.data.size(); ++e) {
+          std::vector<TermId> parts{whole.data[e]};
+          for (size_t k = 1; k < members.size(); ++k)
+            parts.push_back(tt_.scale(seeded[members[k]].data[e], Rational(-1)));
+          rest.data[e] = tt_.sum(parts);
+        }
+        seeded[members[0]] = rest;
+      } else {
+        seeded[members[0]] = fresh_like(whole, index, members[0]);
+      }
+    }
+
+    auto val = [&](int32_t id) -> const T& {
+      if (!nodes[static_cast<size_t>(id)].placements.empty()) return seeded.at(id);
+      return computed.at(id);
+    };
+    std::unordered_map<int32_t, std::vector<T>> coll;
+    for (int32_t id : st.plan_nodes) {
+      const reduce::Node& nd = nodes[static_cast<size_t>(id)];
+      const ir::Instr& ins = g_.instr(nd);
+      if (ins.kind == ir::Instr::bind || ins.op->kind == "recv") {
+        computed[id] = val(nd.deps.at(0));
+        continue;
+      }
+      ir::Bindings b = g_.bindings(nd);
+      std::vector<const T*> in;
+      for (int32_t d : nd.deps) in.push_back(&val(d));
+      if (nd.coll >= 0) {
+        auto it = coll.find(nd.coll);
+        if (it == coll.end()) it = coll.emplace(nd.coll, ir::eval_collective(td_, *ins.op, in, b)).first;
+        computed[id] = it->second.at(static_cast<size_t>(nd.member));
+        continue;
+      }
+      computed[id] = ir::eval_local(td_, *ins.op, in, b).at(static_cast<size_t>(nd.result));
+    }
+
+    for (const auto& o : st.obligations) {
+      const ir::Placement& P = p.placements[o.placement];
+      const reduce::Node& first = nodes[static_cast<size_t>(o.members[0])];
+      T want = region(P, first, spec);
+      auto value_of = [&](int32_t m) -> const T& {
+        return nodes[static_cast<size_t>(m)].instr < 0 ? seeded.at(m) : computed.at(m);
+      };
+      const T& v0 = value_of(o.members[0]);
+      if (v0.data.size() != want.data.size()) return "shape of " + P.program + ".%" + P.value + " differs from its region";
+      for (size_t e = 0; e < want.data.size(); ++e) {
+        TermId got = v0.data[e];
+        if (o.members.size() > 1) {
+          std::vector<TermId> parts;
+          for (int32_t m : o.members) parts.push_back(value_of(m).data[e]);
+          got = tt_.sum(parts);
+        }
+        ++obligations_;
+        if (got == want.data[e]) continue;
+        try {
+          if (tt_.expand(got, budget_) == tt_.expand(want.data[e], budget_)) {
+            ++by_expansion_;
+            continue;
+          }
+        } catch (const BudgetExceeded&) {
+        } catch (const Overflow&) {
+        }
+        return P.program + ".%" + P.value + " on " + p.mesh.rank_str(first.rank) + " -> %" + P.spec_value +
+               " is not equal by canonical form";
+      }
+    }
+    return "";
+  }
+
+  size_t obligations() const { return obligations_; }
+  size_t by_expansion() const { return by_expansion_; }
+
+ private:
+  T region(const ir::Placement& P, const reduce::Node& at, const std::unordered_map<int32_t, T>& spec) {
+    const T& whole = spec.at(spec_id(P.spec_value));
+    if (P.region.empty()) return whole;
+    ir::Bindings b = g_.bindings(at);
+    std::vector<int64_t> off(whole.shape.size(), 0), size = whole.shape;
+    for (size_t k = 0; k < P.region.size(); ++k) {
+      off[k] = P.region[k].offset.eval(b);
+      size[k] = P.region[k].size.eval(b);
+    }
+    return extract(whole, off, size);
+  }
+
+  bool is_spec_input(const std::string& name) const {
+    const auto& in = g_.kase().spec->graph.inputs;
+    return std::find(in.begin(), in.end(), name) != in.end();
+  }
+
+  int32_t spec_id(const std::string& name) {
+    if (spec_ids_.empty())
+      for (size_t i = 0; i < g_.nodes().size() && g_.nodes()[i].rank < 0; ++i) spec_ids_[g_.nodes()[i].name] = static_cast<int32_t>(i);
+    return spec_ids_.at(name);
+  }
+
+  T fresh(const std::string& name, size_t index) {
+    const ir::TensorType& ty = g_.spec_types().at(name);
+    T t;
+    t.shape = ir::concrete_shape(ty, g_.dims());
+    std::string base = "s" + std::to_string(index) + "." + name;
+    for (int64_t i = 0; i < ir::sem::num_el(t.shape); ++i) {
+      std::string nm = base + "#" + std::to_string(i);
+      if (ty.dtype == ir::DType::i64) {
+        auto r = ranges_.find(name);
+        t.data.push_back(tt_.int_var(nm, 0, r != ranges_.end() ? std::max<int64_t>(r->second, 1) : 16));
+      } else if (ty.dtype == ir::DType::i1) {
+        t.data.push_back(tt_.bool_var(nm));
+      } else {
+        t.data.push_back(tt_.var(nm));
+      }
+    }
+    return t;
+  }
+
+  T fresh_like(const T& like, size_t index, int32_t node) {
+    T t;
+    t.shape = like.shape;
+    for (size_t i = 0; i < like.data.size(); ++i)
+      t.data.push_back(tt_.var("p" + std::to_string(index) + "." + std::to_string(node) + "#" + std::to_string(i)));
+    return t;
+  }
+
+  T run(const reduce::Node& nd, const std::unordered_map<int32_t, T>& env) {
+    const ir::Instr& ins = g_.instr(nd);
+    std::vector<const T*> in;
+    for (int32_t d : nd.deps) in.push_back(&env.at(d));
+    return ir::eval_local(td_, *ins.op, in, g_.bindings(nd)).at(static_cast<size_t>(nd.result));
+  }
+
+  const reduce::StageGraph& g_;
+  size_t budget_;
+  TermTable tt_;
+  TermDomain td_;
+  std::map<std::string, int64_t> ranges_;
+  std::map<std::string, int32_t> spec_ids_;
+  size_t obligations_ = 0, by_expansion_ = 0;
+};
+
+// Every element of every spec output is placed somewhere.
+std::string uncovered(const reduce::StageGraph& g) {
+  const ir::Plan& p = g.kase().plan;
+  for (const auto& o : g.kase().spec->graph.outputs) {
+    std::vector<int64_t> shape = ir::concrete_shape(g.spec_types().at(o), g.dims());
+    T probe;
+    probe.shape = shape;
+    std::vector<bool> bits(static_cast<size_t>(ir::sem::num_el(shape)), false);
+    auto it = g.placed_on().find(o);
+    if (it != g.placed_on().end())
+      for (int32_t id : it->second) {
+        const reduce::Node& nd = g.nodes()[static_cast<size_t>(id)];
+        ir::Bindings b = g.bindings(nd);
+        for (uint32_t pl : nd.placements) {
+          const ir::Placement& P = p.placements[pl];
+          if (P.spec_value != o) continue;
+          std::vector<int64_t> off(shape.size(), 0), size = shape;
+          for (size_t k = 0; k < P.region.size(); ++k) {
+            off[k] = P.region[k].offset.eval(b);
+            size[k] = P.region[k].size.eval(b);
+          }
+          T box;
+          box.shape = size;
+          for (int64_t e = 0; e < ir::sem::num_el(size); ++e) {
+            auto idx = box.index_of(e);
+            for (size_t k = 0; k < idx.size(); ++k) idx[k] += off[k];
+            bits[static_cast<size_t>(probe.flat(idx))] = true;
+          }
+        }
+      }
+    for (bool x : bits)
+      if (!x) return "spec output '" + o + "' is not covered by placements";
+  }
+  return "";
+}
+
+}  // namespace
+
+StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions) {
+  StagedResult r;
+  auto t0 = Clock::now();
+  try {
+    reduce::StageGraph g(c);
+    r.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (g.rank_instructions() > max_rank_instructions) {
+      r.reason = "too many rank-instructions for stages";
+      return r;
+    }
+    if (std::string u = uncovered(g); !u.empty()) {
+      r.reason = u;
+      return r;
+    }
+    StageProver sp(g, expand_budget);
+    std::unordered_map<std::string, bool> done;
+    r.stages = g.stages().size();
+    for (size_t i = 0; i < g.stages().size(); ++i) {
+      const reduce::Stage& st = g.stages()[i];
+      if (done.count(st.key)) continue;
+      ++r.unique;
+      std::string why = sp.prove(st, i);
+      if (!why.empty()) {
+        r.reason = why;
+        return r;
+      }
+      done[st.key] = true;
+    }
+    r.obligations = sp.obligations();
+    r.by_expansion = sp.by_expansion();
+    r.proved = true;
+  } catch (const ir::EvalError& e) {
+    r.reason = std::string("stages do not apply: ") + e.what();
+  } catch (const ir::InvalidInput& e) {
+    r.reason = std::string("stages do not apply: ") + e.what();
+  } catch (const Overflow& e) {
+    r.reason = e.what();
+  } catch (const std::out_of_range& e) {
+    r.reason = std::string("stages do not apply: ") + e.what();
+  }
+  r.prove_seconds = std::chrono::duration<double>(Clock::now() - t0).count() - r.build_seconds;
+  return r;
+}
+
+}  // namespace parity::verify

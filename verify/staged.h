@@ -1,0 +1,21 @@
+// The staged prover: proves each distinct stage (reduce/stages.h) once, by
+// canonical forms and expansion. It only ever answers "proved"; anything else
+// sends the case to the whole-plan checker, which finds and re-checks
+// counterexamples.
+#pragma once
+#include <string>
+
+#include "ir/plan.h"
+
+namespace parity::verify {
+
+struct StagedResult {
+  bool proved = false;
+  std::string reason;  // why not, when not
+  size_t stages = 0, unique = 0, obligations = 0, by_expansion = 0;
+  double build_seconds = 0, prove_seconds = 0;
+};
+
+StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions);
+
+}  // namespace parity::verify
