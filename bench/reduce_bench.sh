@@ -38,14 +38,37 @@ anchor() {
   IFS='|' read -r vr st di sec mb verdict <<<"$(run "$@")"
   echo "| $id | \`$*\` | $r | $vr | $st | $di | $sec | $mb | $verdict |"
 }
+# Real layer counts; hidden sizes are the generator's reduced dims (verify
+# reduces them further).
 anchor L1 llama3-8b --dp 512 --layers 32
 anchor L2 llama3-70b --dp 16 --tp 8 --pp 4 --mb 32 --layers 80
-anchor L3 llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 128
-anchor D1 deepseek-v3-16b --dp 16 --tp 4 --pp 2 --mb 16 --layers 28
+anchor L3 llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126
+anchor D1 deepseek-v3-16b --dp 16 --tp 4 --pp 2 --mb 16 --layers 27
 anchor D2 deepseek-v3-236b --dp 16 --tp 8 --pp 4 --mb 16 --layers 60
-anchor D3 deepseek-v3-671b --dp 32 --tp 8 --pp 8 --mb 16 --layers 64
-anchor DSV3 deepseek-v3-671b --pp 16 --ep 64 --dp 64 --zero 1 --mb 16 --layers 64
-anchor 405B-long llama3-405b --tp 8 --cp 16 --pp 16 --dp 8 --mb 16 --layers 128
+anchor D3 deepseek-v3-671b --dp 32 --tp 8 --pp 8 --mb 16 --layers 61
+anchor DSV3 deepseek-v3-671b --pp 16 --ep 64 --dp 64 --zero 1 --mb 16 --layers 61
+anchor 405B-long llama3-405b --tp 8 --cp 16 --pp 16 --dp 8 --mb 16 --layers 126
+echo
+
+# Bugs at one rank, one microbatch, one layer of L3 and D3: each must be rejected.
+echo "| base | bug | ranks | time (s) | verdict |"
+echo "|---|---|---|---|---|"
+bug() {
+  local id=$1 b=$2; shift 2
+  IFS='|' read -r vr st di sec mb verdict <<<"$(run "$@" --bug "$b")"
+  echo "| $id | \`$b\` | $vr | $sec | $verdict |"
+}
+L3=(llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126)
+D3=(deepseek-v3-671b --dp 32 --tp 8 --pp 8 --mb 16 --layers 61)
+bug L3 scale-one-rank@rank=4917 "${L3[@]}"
+bug L3 constant-changed@rank=1234 "${L3[@]}"
+bug L3 accumulator-reset@mb=11 "${L3[@]}"
+bug L3 missing-allreduce@layer=77 "${L3[@]}"
+bug L3 missing-grad-allreduce "${L3[@]}"
+bug D3 scale-one-rank@rank=1500 "${D3[@]}"
+bug D3 accumulator-reset@mb=9 "${D3[@]}"
+bug D3 missing-allreduce@layer=40 "${D3[@]}"
+bug D3 missing-grad-allreduce "${D3[@]}"
 echo
 
 # curve NAME FLAG VALUES... -- BASE-ARGS: time at each point, last/first ratio.
@@ -66,10 +89,10 @@ curve() {
 echo "| curve | base | points | largest/smallest |"
 echo "|---|---|---|---|"
 if [ "${QUICK:-}" = 1 ]; then
-  curve layers --layers 16 128 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16
+  curve layers --layers 16 126 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16
   curve DP --dp 2 64 -- llama3-405b --tp 8 --pp 16 --mb 16
 else
-  curve layers --layers 16 32 64 128 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16
+  curve layers --layers 16 32 64 126 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16
   curve DP --dp 2 8 32 64 -- llama3-405b --tp 8 --pp 16 --mb 16
   curve microbatches --mb 2 8 16 32 -- llama3-405b --dp 64 --tp 8 --pp 16
   curve TP --tp 1 2 4 8 -- llama3-405b --dp 64 --pp 16 --mb 16

@@ -90,6 +90,7 @@ std::string cli_args(const GenOptions& o) {
   if (o.layers) s += " --layers " + std::to_string(o.layers);
   if (o.step != Step::adamw) s += std::string(" --step ") + step_name(o.step);
   if (o.marks != "all") s += " --marks " + o.marks;
+  if (!o.loop_marks) s += " --no-loop-marks";
   for (const auto& [k, v] : o.dims) s += " --dim " + k + "=" + std::to_string(v);
   return s;
 }

@@ -52,9 +52,10 @@ struct GenOptions {
   // all (activations and the gradients of the residual stream), forward
   // (activations only), io (only inputs and outputs).
   std::string marks = "all";
-  // Place values inside a microbatch loop too (their regions use $mb). Off by
-  // default: ir::validate_plan does not bind loop indices in regions yet.
-  bool loop_marks = false;
+  // Place values inside a microbatch loop too (their regions use $mb): the
+  // divergence is localized to a microbatch, and verify can cut the loop into
+  // stages. `--no-loop-marks` turns it off.
+  bool loop_marks = true;
 };
 
 // The dims a generated case binds: the config's reduced dims, scaled so every

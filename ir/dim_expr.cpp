@@ -1,5 +1,6 @@
 #include "ir/dim_expr.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "ir/error.h"
@@ -98,6 +99,21 @@ int64_t DimExpr::eval(const Bindings& b) const {
   for (const auto& s : syms)
     if (!b.count(s)) throw InvalidInput("dim expression '" + str() + "': symbol '" + s + "' is not bound");
   throw InvalidInput("dim expression '" + str() + "': inexact division, division by zero or overflow under the bindings");
+}
+
+int DimExpr::degree_in(const std::string& s) const {
+  const Node& n = *node_;
+  switch (n.kind) {
+    case Kind::Const: return 0;
+    case Kind::Sym: return n.name == s ? 1 : 0;
+    case Kind::Neg: return lhs().degree_in(s);
+    case Kind::Add:
+    case Kind::Sub: return std::max(lhs().degree_in(s), rhs().degree_in(s));
+    case Kind::Mul: return std::min(99, lhs().degree_in(s) + rhs().degree_in(s));
+    case Kind::Div:
+    case Kind::Mod: return lhs().degree_in(s) || rhs().degree_in(s) ? 99 : 0;
+  }
+  return 99;
 }
 
 void DimExpr::symbols(std::set<std::string>& out) const {

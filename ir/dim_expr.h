@@ -36,6 +36,10 @@ class DimExpr {
   int64_t eval(const Bindings& b) const;
   bool try_eval(const Bindings& b, int64_t& out) const;
   void symbols(std::set<std::string>& out) const;
+  // Degree in symbol `s`; a `/` or `%` with `s` inside counts as 99 (not
+  // polynomial). Degree <= 1 in every coordinate makes an expression
+  // multi-affine, so its extremes over a box of coordinates are at corners.
+  int degree_in(const std::string& s) const;
   std::string str() const;
 
   friend DimExpr operator+(const DimExpr& a, const DimExpr& b);

@@ -41,16 +41,32 @@ void for_each_rank_binding(const Plan& p, const std::map<std::string, int64_t>& 
                            const std::function<void(const Bindings&)>& fn) {
   std::set<std::string> syms;
   for (const auto& e : exprs) e.symbols(syms);
-  std::vector<std::pair<std::string, int64_t>> ranges;
+  // (symbol, values to try): every value, or only the two ends when every
+  // expression is affine in the symbol (checks over a box of coordinates
+  // then hold everywhere iff they hold at its corners: a multi-affine
+  // function is the interpolation of its corner values).
+  std::vector<std::pair<std::string, std::vector<int64_t>>> ranges;
   for (const auto& s : syms)
     if (!s.empty() && s[0] == '$') {
-      if (auto i = p.mesh.axis_index(s.substr(1))) ranges.push_back({s, p.mesh.axes[*i].size});
-      else if (auto l = loops.find(s.substr(1)); l != loops.end()) ranges.push_back({s, l->second});
+      int64_t n = -1;
+      if (auto i = p.mesh.axis_index(s.substr(1))) n = p.mesh.axes[*i].size;
+      else if (auto l = loops.find(s.substr(1)); l != loops.end()) n = l->second;
+      if (n < 1) continue;
+      bool affine = true;
+      for (const auto& e : exprs) affine &= e.degree_in(s) <= 1;
+      std::vector<int64_t> vals;
+      if (affine) {
+        vals.push_back(0);
+        if (n > 1) vals.push_back(n - 1);
+      } else {
+        for (int64_t v = 0; v < n; ++v) vals.push_back(v);
+      }
+      ranges.push_back({s, vals});
     }
   Bindings b = base;
   std::function<void(size_t)> rec = [&](size_t k) {
     if (k == ranges.size()) return fn(b);
-    for (int64_t v = 0; v < ranges[k].second; ++v) {
+    for (int64_t v : ranges[k].second) {
       b[ranges[k].first] = v;
       rec(k + 1);
     }

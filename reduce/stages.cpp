@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -45,9 +46,7 @@ const ir::Instr& StageGraph::instr(const Node& n) const {
 }
 
 ir::Bindings StageGraph::bindings(const Node& n) const {
-  ir::Bindings b = dims_;
-  if (n.rank >= 0)
-    for (const auto& [k, v] : c_.plan.rank_bindings(n.rank)) b[k] = v;
+  ir::Bindings b = n.rank >= 0 ? rank_base_[static_cast<size_t>(n.rank)] : dims_;
   if (n.instr >= 0)
     for (const auto& [k, v] : instr(n).loop) b[k] = v;
   return b;
@@ -89,6 +88,7 @@ void StageGraph::build_nodes() {
 
   int64_t n = p.mesh.num_ranks();
   prog_of_.assign(static_cast<size_t>(n), nullptr);
+  rank_base_.assign(static_cast<size_t>(n), {});
   using Key = std::tuple<int64_t, int64_t, int64_t>;  // (src, dst, tag)
   std::map<Key, std::vector<int32_t>> sent, recvd;
   struct Member {
@@ -103,8 +103,9 @@ void StageGraph::build_nodes() {
     if (!prog) continue;
     const auto& code = code_.at(prog->name);
     rank_instructions_ += code.size();
-    ir::Bindings rb = p.rank_bindings(r);
-    for (const auto& [k, v] : dims_) rb.emplace(k, v);
+    ir::Bindings rb = dims_;
+    for (const auto& [k, v] : p.rank_bindings(r)) rb[k] = v;
+    rank_base_[static_cast<size_t>(r)] = rb;
     std::map<std::string, int32_t> env;
     auto add = [&](Node nd) {
       nd.placements = placed(*prog, nd.name);
@@ -294,16 +295,21 @@ std::string StageGraph::attrs_key(const Node& n) const {
   const ir::Instr& ins = instr(n);
   if (ins.kind == ir::Instr::bind) return "bind";
   const ir::Op& op = *ins.op;
-  ir::Bindings b = bindings(n);
+  std::optional<ir::Bindings> bb;
+  auto ev = [&](const ir::DimExpr& e) {
+    if (e.is_const()) return std::to_string(e.const_value());
+    if (!bb) bb = bindings(n);
+    return eval_or_str(e, *bb);
+  };
   std::string k = op.kind + "{";
   for (const auto& [name, a] : op.attrs) {
     if (name == "peer" || name == "tag" || name == "axes" || name == "groups") continue;
     k += name + "=";
     if (auto* d = std::get_if<double>(&a)) k += num(*d);
     else if (auto* s = std::get_if<std::string>(&a)) k += *s;
-    else if (auto* e = std::get_if<ir::DimExpr>(&a)) k += eval_or_str(*e, b);
+    else if (auto* e = std::get_if<ir::DimExpr>(&a)) k += ev(*e);
     else if (auto* ds = std::get_if<ir::Dims>(&a)) {
-      for (const auto& e : *ds) k += eval_or_str(e, b) + ",";
+      for (const auto& e : *ds) k += ev(e) + ",";
     } else if (auto* ss = std::get_if<ir::Strings>(&a)) {
       for (const auto& s2 : *ss) k += s2 + ",";
     }

@@ -76,6 +76,7 @@ class StageGraph {
   std::map<std::string, std::vector<ir::Instr>> code_;  // program name -> unrolled code
   std::vector<ir::Instr> spec_code_;
   std::vector<const ir::Program*> prog_of_;
+  std::vector<ir::Bindings> rank_base_;  // dims, axis sizes and coordinates of each rank
   std::vector<Node> nodes_;
   std::map<std::string, int32_t> spec_node_of_;  // spec value -> node
   std::map<std::string, std::vector<int32_t>> placed_on_;  // spec value -> plan nodes placed on it

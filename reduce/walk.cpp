@@ -74,20 +74,7 @@ void map_plan_exprs(ir::Plan& p, const std::function<ir::DimExpr(const ir::DimEx
     }
 }
 
-int degree_in(const ir::DimExpr& e, const std::string& s) {
-  using K = ir::DimExpr::Kind;
-  switch (e.kind()) {
-    case K::Const: return 0;
-    case K::Sym: return e.name() == s ? 1 : 0;
-    case K::Neg: return degree_in(e.lhs(), s);
-    case K::Add:
-    case K::Sub: return std::max(degree_in(e.lhs(), s), degree_in(e.rhs(), s));
-    case K::Mul: return std::min(99, degree_in(e.lhs(), s) + degree_in(e.rhs(), s));
-    case K::Div:
-    case K::Mod: return degree_in(e.lhs(), s) || degree_in(e.rhs(), s) ? 99 : 0;
-  }
-  return 99;
-}
+int degree_in(const ir::DimExpr& e, const std::string& s) { return e.degree_in(s); }
 
 void divisions(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
   using K = ir::DimExpr::Kind;

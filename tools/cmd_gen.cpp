@@ -70,6 +70,9 @@ void add_gen(CLI::App& app, Action& run) {
       ->check(CLI::IsMember({"grads", "clip", "adamw"}));
   cmd->add_option("--marks", a.o.marks, "placed intermediates: all, forward (no gradients) or io")
       ->check(CLI::IsMember({"all", "forward", "io"}));
+  cmd->add_flag("--loop-marks,!--no-loop-marks", a.o.loop_marks,
+                "place values inside the microbatch loop too (default on: per-microbatch localization, and verify "
+                "can cut the loop into stages)");
   cmd->add_option("--dim", a.dims, "override a reduced dim, e.g. --dim H=16");
   cmd->add_option("--bug", a.bug, "inject a named bug, optionally at a rank, microbatch or layer");
   cmd->add_option("-o,--out", a.out, "case file to write (.pbtxt text, .pb binary)");

@@ -604,7 +604,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     }
     Verdict v;
     StagedResult sr;
-    if (opt.stages && !opt.smt_all) sr = prove_by_stages(target, opt.expand_budget, opt.max_rank_instructions);
+    if (opt.stages && !opt.smt_all) sr = prove_by_stages(target, std::min<size_t>(opt.expand_budget, 5000), opt.max_rank_instructions);
     if (sr.proved) {
       v.kind = VerdictKind::verified;
       v.solver = opt.solver;
