@@ -70,7 +70,10 @@ void loop_blockers(const ir::Case& c, Why& frozen) {
   };
   if (c.spec) collect(c.spec->graph);
   for (const auto& prog : c.plan.programs) collect(prog.graph);
-  for (const auto& [var, count] : loops)
+  for (const auto& loop : loops) {
+    // (clang 14 cannot capture structured bindings in a lambda)
+    const std::string& var = loop.first;
+    const ir::DimExpr& count = loop.second;
     for_each_expr(c, [&](const ir::DimExpr& e, const std::string& where) {
       if (degree_in(e, "$" + var) <= 1) return;
       std::set<std::string> syms;
@@ -78,6 +81,7 @@ void loop_blockers(const ir::Case& c, Why& frozen) {
       for (const auto& s : syms)
         frozen.emplace(s, "loop index $" + var + " enters " + where + " non-affinely: " + e.str());
     });
+  }
 }
 
 // A coordinate or loop index that selects from a constant built inside the
@@ -304,6 +308,7 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
     std::string text;
     double value;
     std::vector<std::string> syms;
+    bool product = false;  // of two sizes: compared as q and 1/q only
   };
   std::vector<Q> qs;
   for (const auto& [x, xv] : changed) {
@@ -312,7 +317,7 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
       if (y == x || (changed.count(y) && y < x)) continue;
       std::vector<std::string> syms{x};
       if (changed.count(y)) syms.push_back(y);
-      qs.push_back({x + "*" + y + "=" + std::to_string(xv.first * yv), static_cast<double>(xv.first * yv), syms});
+      qs.push_back({x + "*" + y + "=" + std::to_string(xv.first * yv), static_cast<double>(xv.first * yv), syms, true});
     }
   }
   Why pins;
@@ -331,7 +336,7 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
       const std::pair<double, const char*> forms[] = {
           {q.value, "q"}, {1 / q.value, "1/q"}, {1 / std::sqrt(q.value), "1/sqrt(q)"}};
       for (const auto& [t, f] : forms)
-        if (std::fabs(a - t) <= 1e-9 * t) {
+        if (std::fabs(a - t) <= 1e-9 * t && !(q.product && std::string(f) == "1/sqrt(q)")) {
           char buf[64];
           std::snprintf(buf, sizeof buf, "%.17g", x);
           pin(q, buf, f, where);

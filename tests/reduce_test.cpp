@@ -3,6 +3,7 @@
 // placed on one rank, one microbatch or one layer.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 
 #include "corpus/bugs.h"
@@ -214,4 +215,24 @@ TEST(Stages, BugsAreNeverProvedByStages) {
     EXPECT_EQ(v.kind, verify::VerdictKind::mismatch) << bug;
     EXPECT_EQ(v.stages, 0u) << bug;
   }
+}
+
+TEST(Stages, CacheSkipsProvedStagesButNeverABug) {
+  std::string dir = testing::TempDir() + "/parity-stage-cache";
+  std::filesystem::remove_all(dir);
+  auto o = opts("llama3-8b");
+  o.tp = 2;
+  o.layers = 4;
+  verify::VerifyOptions opt;
+  opt.cache_dir = dir;
+  auto first = verify::verify_case(corpus::generate(o), "t", opt);
+  ASSERT_EQ(first.kind, verify::VerdictKind::verified) << first.stage_note;
+  EXPECT_EQ(first.cached_stages, 0u);
+  auto again = verify::verify_case(corpus::generate(o), "t", opt);
+  EXPECT_EQ(again.kind, verify::VerdictKind::verified);
+  EXPECT_EQ(again.cached_stages, again.unique_stages);
+  ir::Case bad = corpus::generate(o);
+  corpus::inject_bug(bad, "missing-allreduce@layer=2");
+  EXPECT_EQ(verify::verify_case(bad, "t", opt).kind, verify::VerdictKind::mismatch);
+  std::filesystem::remove_all(dir);
 }

@@ -97,6 +97,8 @@ void add_verify(CLI::App& app, Action& run) {
   cmd->add_flag("--smt-all", opt.smt_all,
                 "send every obligation not equal by canonical form to the solver");
   static bool no_reduce = false, no_stages = false;
+  cmd->add_option("--cache", opt.cache_dir,
+                  "remember proved stages in DIR and skip them in later runs (keys compared in full)");
   cmd->add_flag("--no-stages", no_stages,
                 "check the whole plan at once instead of proving each distinct stage once");
   cmd->add_flag("--no-reduce", no_reduce,

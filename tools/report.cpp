@@ -33,6 +33,7 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   if (v.failed) s += fmt::format(", {} failed", v.failed);
   if (v.unknown) s += fmt::format(", {} unknown", v.unknown);
   if (v.unchecked) s += fmt::format(", {} left unchecked after the first mismatch", v.unchecked);
+  if (v.cached_stages) s += fmt::format(", {} distinct stages from the cache", v.cached_stages);
   s += fmt::format("; {:.2f} s\n", v.seconds);
   if (!v.reductions.empty())
     s += fmt::format("  reduced to {} ranks: {}\n", v.verified_ranks, fmt::join(v.reductions, ", "));
@@ -76,7 +77,9 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
   for (const auto& d : v.diags)
     j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});
   j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks}};
-  j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"note", v.stage_note}};
+  j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"cached", v.cached_stages}, {"note", v.stage_note}};
+  j["timings"] = {{"validate_and_reduce", v.reduce_seconds}, {"stage_build", v.stage_build_seconds},
+                  {"stage_prove", v.stage_prove_seconds}, {"whole_check", v.whole_seconds}};
   j["placements"] = nlohmann::json::array();
   for (const auto& p : v.placements)
     j["placements"].push_back({{"placement", p.label}, {"obligations", p.obligations}, {"proved", p.proved},

@@ -604,7 +604,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     }
     Verdict v;
     StagedResult sr;
-    if (opt.stages && !opt.smt_all) sr = prove_by_stages(target, std::min<size_t>(opt.expand_budget, 5000), opt.max_rank_instructions);
+    double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (opt.stages && !opt.smt_all)
+      sr = prove_by_stages(target, std::min<size_t>(opt.expand_budget, 5000), opt.max_rank_instructions,
+                           opt.cache_dir);
     if (sr.proved) {
       v.kind = VerdictKind::verified;
       v.solver = opt.solver;
@@ -613,10 +616,15 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       v.by_hash = sr.obligations - sr.by_expansion;
       v.stages = sr.stages;
       v.unique_stages = sr.unique;
+      v.cached_stages = sr.cached;
     } else {
       v = Checker(target, file, opt, true).run();
       v.stage_note = opt.stages ? sr.reason : "";
+      v.whole_seconds = v.seconds;
     }
+    v.reduce_seconds = reduce_s;
+    v.stage_build_seconds = sr.build_seconds;
+    v.stage_prove_seconds = sr.prove_seconds;
     v.reductions = r.applied;
     v.kept = r.kept;
     v.verified_ranks = target.plan.mesh.num_ranks();

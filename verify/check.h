@@ -27,6 +27,7 @@ struct VerifyOptions {
   bool reduce = true;
   // Prove distinct stages once (reduce/stages.h) before the whole-plan check.
   bool stages = true;
+  std::string cache_dir;  // proved stages are remembered here (--cache DIR)
   size_t schedule_budget = 200'000;
 };
 
@@ -65,6 +66,10 @@ struct Verdict {
   int64_t verified_ranks = 0;  // ranks of the instance actually checked
   size_t stages = 0, unique_stages = 0;  // when proved by stages
   std::string stage_note;                // why the staged prover did not settle it
+  size_t cached_stages = 0;              // distinct stages whose proof came from the cache
+  // Where the time went: validation and reduction, building the stages,
+  // proving them, and the whole-plan check (when it ran).
+  double reduce_seconds = 0, stage_build_seconds = 0, stage_prove_seconds = 0, whole_seconds = 0;
 };
 
 Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt);

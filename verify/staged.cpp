@@ -1,7 +1,12 @@
 #include "verify/staged.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
 #include <unordered_map>
 
@@ -276,7 +281,41 @@ std::string uncovered(const reduce::StageGraph& g) {
 
 }  // namespace
 
-StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions) {
+namespace {
+
+// The cache file of a key: versioned, so a change to the semantics of the
+// keys (or of parity) never reuses an old proof.
+std::string cache_path(const std::string& dir, const std::string& key) {
+  char h[32];
+  std::snprintf(h, sizeof h, "%016zx", std::hash<std::string>{}(key));
+  return dir + "/stages-" PARITY_VERSION "-v1/" + h + ".key";
+}
+
+bool cache_has(const std::string& dir, const std::string& key) {
+  std::ifstream f(cache_path(dir, key), std::ios::binary);
+  if (!f) return false;
+  std::string got((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return got == key;
+}
+
+void cache_put(const std::string& dir, const std::string& key) {
+  std::error_code ec;
+  std::string path = cache_path(dir, key);
+  std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+  // Written aside and renamed, so a reader never sees half a key.
+  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream f(tmp, std::ios::binary);
+    if (!f) return;
+    f << key;
+  }
+  std::filesystem::rename(tmp, path, ec);
+}
+
+}  // namespace
+
+StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions,
+                             const std::string& cache_dir) {
   StagedResult r;
   auto t0 = Clock::now();
   try {
@@ -297,12 +336,17 @@ StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max
       const reduce::Stage& st = g.stages()[i];
       if (done.count(st.key)) continue;
       ++r.unique;
+      done[st.key] = true;
+      if (!cache_dir.empty() && cache_has(cache_dir, st.key)) {
+        ++r.cached;
+        continue;
+      }
       std::string why = sp.prove(st, i);
       if (!why.empty()) {
         r.reason = why;
         return r;
       }
-      done[st.key] = true;
+      if (!cache_dir.empty()) cache_put(cache_dir, st.key);
     }
     r.obligations = sp.obligations();
     r.by_expansion = sp.by_expansion();

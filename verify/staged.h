@@ -13,9 +13,14 @@ struct StagedResult {
   bool proved = false;
   std::string reason;  // why not, when not
   size_t stages = 0, unique = 0, obligations = 0, by_expansion = 0;
+  size_t cached = 0;  // distinct stages found proved in the cache
   double build_seconds = 0, prove_seconds = 0;
 };
 
-StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions);
+// `cache_dir` (optional): proved stages are recorded there by their full
+// canonical key and skipped when met again (a later run of the same or an
+// edited plan). A hit needs the whole key to match, not only its hash.
+StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions,
+                             const std::string& cache_dir = "");
 
 }  // namespace parity::verify
