@@ -16,10 +16,14 @@ echo
 run() {
   local f="$T/case.pb" j="$T/v.json" tm="$T/time"
   "$P" gen "$@" -o "$f" >/dev/null
+  rm -f "$j"
   /usr/bin/time -f "%e %M" -o "$tm" "$P" verify "$f" --json "$j" >/dev/null || true
   python3 - "$j" "$tm" "$f" <<'PY'
 import json, sys
-v = json.load(open(sys.argv[1]))
+try:
+    v = json.load(open(sys.argv[1]))
+except OSError:
+    v = {"verdict": "no verdict (crashed or killed)"}
 sec, kb = open(sys.argv[2]).read().split()[-2:]
 st = v.get("stages", {})
 red = v.get("reduction", {})

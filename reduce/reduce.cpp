@@ -127,6 +127,21 @@ void constant_index_blockers(const ir::Case& c, Why& axes, Why& frozen) {
   }
 }
 
+// Loop counts (their dim symbols), e.g. M for the microbatch loop.
+std::map<std::string, std::string> loop_counts(const ir::Case& c) {
+  std::map<std::string, std::string> out;
+  for (const auto& prog : c.plan.programs)
+    walk_ops(prog.graph, [&](const ir::Op& op) {
+      if (op.kind != "loop") return;
+      const ir::Attr* n = op.attr("count");
+      if (!n || !std::holds_alternative<ir::DimExpr>(*n)) return;
+      std::set<std::string> syms;
+      std::get<ir::DimExpr>(*n).symbols(syms);
+      for (const auto& s : syms) out[s] = prog.name;
+    });
+  return out;
+}
+
 // Compresses each axis' coordinates: runs of coordinates that run the same
 // programs keep `keep` members.
 std::vector<AxisMap> compress_axes(const ir::Plan& p, const Why& blocked, int64_t keep, Result& r) {
@@ -303,7 +318,7 @@ void consts_of(const ir::DimExpr& e, std::vector<int64_t>& out) {
 // while the quantity shrinks: a false alarm or a hidden bug. Returns the
 // symbols to keep, with the literal that pins them.
 Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
-                 const std::map<std::string, int64_t>& all) {
+                 const std::map<std::string, int64_t>& all, const std::set<std::string>& plan_sizes) {
   struct Q {
     std::string text;
     double value;
@@ -315,6 +330,10 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
     qs.push_back({x + "=" + std::to_string(xv.first), static_cast<double>(xv.first), {x}});
     for (const auto& [y, yv] : all) {
       if (y == x || (changed.count(y) && y < x)) continue;
+      // Products that mean something to a plan: a global batch over data
+      // ranks and microbatches (dp*M), a size times a mesh axis. Products of
+      // two model dims coincide with literals by accident too often.
+      if (!plan_sizes.count(x) && !plan_sizes.count(y)) continue;
       std::vector<std::string> syms{x};
       if (changed.count(y)) syms.push_back(y);
       qs.push_back({x + "*" + y + "=" + std::to_string(xv.first * yv), static_cast<double>(xv.first * yv), syms, true});
@@ -403,7 +422,31 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       if (m.to != m.from) changed[m.axis] = {m.from, m.to};
     for (const auto& [k, v] : nd)
       if (v != dims.at(k)) changed[k] = {dims.at(k), v};
-    Why pins = literal_pins(c, changed, orig_base);
+    std::set<std::string> plan_sizes;
+    for (const auto& a : c.plan.mesh.axes) plan_sizes.insert(a.name);
+    for (const auto& [k, why] : loop_counts(c)) plan_sizes.insert(k);
+    Why pins = literal_pins(c, changed, orig_base, plan_sizes);
+    // A dim kept at its size while an axis dividing it shrinks would make
+    // every shard larger than in the original: keep that axis too.
+    {
+      ir::Bindings nb;
+      for (const auto& a : t.reduced.plan.mesh.axes) nb[a.name] = a.size;
+      for (const auto& [k, v] : nd) nb[k] = v;
+      for_each_expr(t.reduced, [&](const ir::DimExpr& e, const std::string& where) {
+        std::vector<ir::DimExpr> ds;
+        divisions(e, ds);
+        for (const auto& d : ds) {
+          int64_t ov, nv;
+          if (has_coord(d) || !d.try_eval(orig_base, ov) || !d.try_eval(nb, nv) || nv <= ov) continue;
+          std::set<std::string> den;
+          d.rhs().symbols(den);
+          for (const auto& a : den)
+            if (c.plan.mesh.axis_index(a))
+              pins.emplace(a, "shrinking it would enlarge " + d.str() + " (" + where + ") from " + std::to_string(ov) +
+                                  " to " + std::to_string(nv) + " while its dims are kept");
+        }
+      });
+    }
     bool more = false;
     for (const auto& [s, why] : pins) {
       bool is_axis = c.plan.mesh.axis_index(s).has_value();

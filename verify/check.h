@@ -28,7 +28,7 @@ struct VerifyOptions {
   // Prove distinct stages once (reduce/stages.h) before the whole-plan check.
   bool stages = true;
   std::string cache_dir;  // proved stages are remembered here (--cache DIR)
-  size_t schedule_budget = 200'000;
+  size_t schedule_budget = 20'000;
 };
 
 enum class VerdictKind { verified, mismatch, unknown, invalid };
