@@ -4,6 +4,7 @@
 # Prints a markdown table headed by the command that made it.
 #   bench/reduce_bench.sh [build-dir]        (default: build)
 #   QUICK=1 bench/reduce_bench.sh            (fewer curve points)
+#   LIMIT=120 bench/reduce_bench.sh          (seconds allowed per verify; default 600)
 set -euo pipefail
 BUILD=${1:-build}
 P="$BUILD/tools/parity"
@@ -17,7 +18,7 @@ run() {
   local f="$T/case.pb" j="$T/v.json" tm="$T/time"
   "$P" gen "$@" -o "$f" >/dev/null
   rm -f "$j"
-  /usr/bin/time -f "%e %M" -o "$tm" "$P" verify "$f" --json "$j" >/dev/null || true
+  /usr/bin/time -f "%e %M" -o "$tm" timeout "${LIMIT:-600}" "$P" verify "$f" --json "$j" >/dev/null || true
   python3 - "$j" "$tm" "$f" <<'PY'
 import json, sys
 try:
