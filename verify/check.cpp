@@ -41,6 +41,14 @@ namespace {
 
 using ir::Tensor;
 
+Verdict invalid_verdict(const ir::DiagList& d) {
+  Verdict v;
+  v.kind = VerdictKind::invalid;
+  v.diags = d.items;
+  v.reason = d.items[0].str();
+  return v;
+}
+
 template <class S>
 Tensor<S> extract(const Tensor<S>& t, const std::vector<int64_t>& off, const std::vector<int64_t>& size) {
   Tensor<S> out;
@@ -170,11 +178,7 @@ class Checker {
   Verdict run_inner() {
     ir::DiagList d = validated_ ? ir::DiagList{} : ir::validate_case(c_, file_);
     if (!d.empty()) {
-      Verdict v;
-      v.kind = VerdictKind::invalid;
-      v.diags = d.items;
-      v.reason = d.items[0].str();
-      return v;
+      return invalid_verdict(d);
     }
     if (!c_.spec) return invalid("verify needs a spec: give CASE with a spec, or SPEC PLAN");
     if (c_.plan.programs.empty()) return invalid("verify needs a plan");
@@ -582,11 +586,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // simulate, which is simulated on the reduced instance.
     ir::DiagList d = ir::validate_case(c, file, opt.schedule_budget);
     if (!d.empty()) {
-      Verdict v;
-      v.kind = VerdictKind::invalid;
-      v.diags = d.items;
-      v.reason = d.items[0].str();
-      return v;
+      return invalid_verdict(d);
     }
     reduce::Result r = reduce::reduce_case(c);
     const ir::Case& target = r.changed ? r.reduced : c;
@@ -595,11 +595,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     if (!r.changed) {
       d = ir::validate_case(c, file);
       if (!d.empty()) {
-        Verdict v;
-        v.kind = VerdictKind::invalid;
-        v.diags = d.items;
-        v.reason = d.items[0].str();
-        return v;
+        return invalid_verdict(d);
       }
     }
     Verdict v;
