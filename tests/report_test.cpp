@@ -429,3 +429,36 @@ TEST_F(ReportTest, ExplainPromptAnswersCommandsFromStdin) {
 }
 
 }  // namespace
+
+namespace {
+
+// A verified plan's explain view lists the distinct stages it was proved by;
+// the JSON report carries the same list and per-placement counts.
+TEST_F(ReportTest, VerifiedPlanListsItsStages) {
+  Proc r = sh("printf 'stages\\nstages dw\\nplacements\\n' | '" + parity_ + "' explain " + kGood + " --tui");
+  ASSERT_EQ(r.rc, 0) << r.out;
+  Proc j = parity("verify " + kGood + " --json " + path("v.json"));
+  ASSERT_EQ(j.rc, 0) << j.out;
+  json v = json::parse(slurp(path("v.json")));
+  ASSERT_GT(v["stage_list"].size(), 1u);
+  size_t instances = 0;
+  for (const auto& st : v["stage_list"]) {
+    instances += st["instances"].get<size_t>();
+    EXPECT_EQ(st["hash"].get<std::string>().size(), 16u);
+    EXPECT_NE(r.out.find(st["hash"].get<std::string>()), std::string::npos) << r.out;
+  }
+  EXPECT_EQ(instances, v["stages"]["total"].get<size_t>());
+  EXPECT_NE(r.out.find("%dw1"), std::string::npos) << r.out;
+  // Every placement is accounted for, all proved.
+  ASSERT_FALSE(v["placements"].empty());
+  for (const auto& p : v["placements"]) {
+    EXPECT_GT(p["obligations"].get<size_t>(), 0u) << p;
+    EXPECT_EQ(p["proved"], p["obligations"]) << p;
+    EXPECT_NE(r.out.find("ok      " + p["placement"].get<std::string>()), std::string::npos) << r.out;
+  }
+  // The buggy plan is not proved by stages: the prompt says why.
+  Proc b = sh("printf 'stages\\n' | '" + parity_ + "' explain " + kBug + " --tui");
+  EXPECT_NE(b.out.find("not proved by stages"), std::string::npos) << b.out;
+}
+
+}  // namespace

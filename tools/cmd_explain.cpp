@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -23,6 +24,8 @@ constexpr const char* kHelp =
     "  summary            the verdict line\n"
     "  cex                the first divergence: element, op, both expressions, difference, "
     "witness\n"
+    "  stages [TEXT]      the distinct stages a verified plan was proved by, slowest first:\n"
+    "                     spec value, key hash, instances, obligations, time; TEXT filters\n"
     "  placements [TEXT]  every placement with its obligation counts; `failing`: only failing or\n"
     "                     undecided ones; TEXT: only those whose label contains it\n"
     "  show VALUE         where VALUE is defined and placed: a plan value (`tp.o`, `o`) or a spec "
@@ -103,6 +106,7 @@ class Repl {
       return s;
     }
     if (cmd == "placements") return placements(arg);
+    if (cmd == "stages") return stages(arg);
     if (cmd == "show") return arg.empty() ? "usage: show VALUE\n" : show(arg);
     if (cmd == "diags") {
       if (v_.diags.empty()) return "no diagnostics\n";
@@ -146,6 +150,26 @@ class Repl {
     if (!s) return "not checked";
     return fmt::format("{} obligations: {} proved, {} failed, {} unknown", s->obligations,
                        s->proved, s->failed, s->unknown);
+  }
+
+  std::string stages(const std::string& filter) const {
+    if (v_.stage_list.empty())
+      return v_.stage_note.empty() ? "not proved by stages\n"
+                                   : "not proved by stages: " + v_.stage_note + "\n";
+    std::vector<const verify::StageInfo*> rows;
+    for (const auto& st : v_.stage_list)
+      if (st.spec_value.find(filter) != std::string::npos) rows.push_back(&st);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+    std::string s = fmt::format("  {} stages, {} distinct{}\n", v_.stages, v_.unique_stages,
+                                v_.cached_stages ? fmt::format(", {} from the cache", v_.cached_stages) : "");
+    s += fmt::format("  {:<28} {:<16} {:>9} {:>11} {:>9}\n", "spec value", "key hash", "instances",
+                     "obligations", "ms");
+    for (const auto* st : rows)
+      s += fmt::format("  {:<28} {:<16} {:>9} {:>11} {:>9}\n", "%" + st->spec_value, st->hash,
+                       st->instances, st->cached ? std::string("-") : std::to_string(st->obligations),
+                       st->cached ? std::string("cached") : fmt::format("{:.1f}", st->seconds * 1e3));
+    return s;
   }
 
   // Every placement, or those failing or undecided (`failing`), or those whose label holds TEXT.

@@ -2,6 +2,7 @@
 // network) with the verdict, the first divergence and its witness, the
 // placements, and linked listings of the plan and the spec.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -277,19 +278,33 @@ struct Page {
     out += fmt::format("<div id=\"verdict\" class=\"verdict v-{}\">{}</div>\n", cls, name);
     if (v.kind != verify::VerdictKind::invalid) {
       int64_t ranks = in.c ? in.c->plan.mesh.num_ranks() : 0;
-      std::string sum = fmt::format(
-          "{} ranks, {} obligations ({} unique): {} by canonical form, {} by expansion, {} by {}",
-          ranks, v.obligations, v.unique, v.by_hash, v.by_expansion, v.by_smt,
-          v.solver.empty() ? "smt" : v.solver);
+      std::string sum =
+          v.stages ? fmt::format(
+                         "{} ranks, {} stages ({} distinct), {} obligations in distinct stages: {} "
+                         "by canonical form, {} by expansion",
+                         ranks, v.stages, v.unique_stages, v.obligations, v.by_hash, v.by_expansion)
+                   : fmt::format(
+                         "{} ranks, {} obligations ({} unique): {} by canonical form, {} by "
+                         "expansion, {} by {}",
+                         ranks, v.obligations, v.unique, v.by_hash, v.by_expansion, v.by_smt,
+                         v.solver.empty() ? "smt" : v.solver);
+      if (v.cached_stages) sum += fmt::format(", {} distinct stages from the cache", v.cached_stages);
       if (v.failed) sum += fmt::format(", {} failed", v.failed);
       if (v.unknown) sum += fmt::format(", {} unknown", v.unknown);
       out += fmt::format("<p id=\"summary\">{}; checked in {:.3f} s</p>\n", esc(sum), v.seconds);
     }
+    if (!v.reductions.empty())
+      out += fmt::format("<p id=\"reduction\">reduced to {} ranks: {}</p>\n", v.verified_ranks,
+                         esc(fmt::format("{}", fmt::join(v.reductions, ", "))));
+    for (const auto& k : v.kept) out += fmt::format("<p class=\"kept\">not reduced: {}</p>\n", esc(k));
+    if (!v.stage_note.empty())
+      out += fmt::format("<p id=\"stage-note\">stages: {}; checked as a whole</p>\n", esc(v.stage_note));
     if (!v.reason.empty()) out += fmt::format("<p id=\"reason\">reason: {}</p>\n", esc(v.reason));
     out += "<nav>";
     if (v.kind == verify::VerdictKind::invalid) out += "<a href=\"#diagnostics\">Diagnostics</a>";
     if (v.cex) out += "<a href=\"#failing\">First divergence</a>";
     if (in.c) {
+      if (!v.stage_list.empty()) out += "<a href=\"#stages\">Stages</a>";
       out += "<a href=\"#placements\">Placements</a><a href=\"#tensors\">Spec tensors</a>";
       out += "<a href=\"#plan\">Plan</a><a href=\"#spec\">Spec</a>";
     }
@@ -366,13 +381,44 @@ struct Page {
     out += "</section>\n";
   }
 
+  // The distinct stages a verified plan was proved by, slowest first.
+  void stages() {
+    if (v.stage_list.empty()) return;
+    std::vector<const verify::StageInfo*> rows;
+    for (const auto& s : v.stage_list) rows.push_back(&s);
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
+    out += "<section id=\"stages\">\n<h2>Stages</h2>\n";
+    out += fmt::format(
+        "<p>The {} stages of the plan (each the plan cut at the placements of one spec value, on "
+        "one rank and iteration) have {} distinct canonical keys; each distinct stage was proved "
+        "once{}. Slowest first; the key hash names its file in a <code>--cache</code> "
+        "directory.</p>\n",
+        v.stages, v.unique_stages,
+        v.cached_stages ? fmt::format(" or found proved in the cache ({})", v.cached_stages) : "");
+    out +=
+        "<table id=\"stage-table\">\n<thead><tr><th>spec value</th><th>key hash</th><th>instances</th>"
+        "<th>obligations</th><th>time (ms)</th><th>status</th></tr></thead>\n<tbody>\n";
+    for (const auto* s : rows)
+      out += fmt::format(
+          "<tr class=\"ok\"><td class=\"mono\"><a href=\"#{}\">%{}</a></td><td "
+          "class=\"mono\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+          "class=\"num\">{}</td><td>{}</td></tr>\n",
+          tensor_id(s->spec_value), esc(s->spec_value), s->hash, s->instances,
+          s->cached ? std::string("-") : std::to_string(s->obligations),
+          s->cached ? std::string("-") : fmt::format("{:.1f}", s->seconds * 1e3),
+          s->cached ? "<span class=\"st-ok\">cached</span>" : "<span class=\"st-ok\">proved</span>");
+    out += "</tbody>\n</table>\n</section>\n";
+  }
+
   void placements() {
     if (!in.c) return;
     out += "<section id=\"placements\">\n<h2>Placements</h2>\n";
     out += fmt::format(
         "<p>{} placements; obligations per placement (every placed element on every rank and loop "
-        "iteration); {:.3f} s for the whole check.</p>\n",
-        in.c->plan.placements.size(), v.seconds);
+        "iteration{}); {:.3f} s in all.</p>\n",
+        in.c->plan.placements.size(),
+        v.stage_list.empty() ? "" : ", proved through the distinct stages", v.seconds);
     out +=
         "<div class=\"filters\"><input id=\"filter\" type=\"search\" placeholder=\"filter "
         "placements\"> ";
@@ -590,6 +636,7 @@ std::string explain_html(const verify::Verdict& v, const ReportInput& in) {
   p.header();
   p.diagnostics();
   p.failing();
+  p.stages();
   p.placements();
   p.tensors();
   p.plan_listing();

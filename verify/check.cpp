@@ -613,6 +613,14 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       v.stages = sr.stages;
       v.unique_stages = sr.unique;
       v.cached_stages = sr.cached;
+      v.stage_list = sr.list;
+      for (const auto& [idx, n] : sr.placed_elements) {
+        const ir::Placement& pl = target.plan.placements[idx];
+        PlacementStats ps;
+        ps.label = pl.program + "." + pl.value + " -> " + pl.spec_value;
+        ps.obligations = ps.proved = n;
+        v.placements.push_back(ps);
+      }
     } else {
       v = Checker(target, file, opt, true).run();
       v.stage_note = opt.stages ? sr.reason : "";

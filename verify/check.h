@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ir/plan.h"
+#include "verify/staged.h"
 
 namespace parity::verify {
 
@@ -67,6 +68,7 @@ struct Verdict {
   size_t stages = 0, unique_stages = 0;  // when proved by stages
   std::string stage_note;                // why the staged prover did not settle it
   size_t cached_stages = 0;              // distinct stages whose proof came from the cache
+  std::vector<StageInfo> stage_list;     // the distinct stages, when proved by stages
   // Where the time went: validation and reduction, building the stages,
   // proving them, and the whole-plan check (when it ran).
   double reduce_seconds = 0, stage_build_seconds = 0, stage_prove_seconds = 0, whole_seconds = 0;

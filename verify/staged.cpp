@@ -283,12 +283,44 @@ std::string uncovered(const reduce::StageGraph& g) {
 
 namespace {
 
+std::string key_hash(const std::string& key) {
+  char h[32];
+  std::snprintf(h, sizeof h, "%016zx", std::hash<std::string>{}(key));
+  return h;
+}
+
 // The cache file of a key: versioned, so a change to the semantics of the
 // keys (or of parity) never reuses an old proof.
 std::string cache_path(const std::string& dir, const std::string& key) {
-  char h[32];
-  std::snprintf(h, sizeof h, "%016zx", std::hash<std::string>{}(key));
-  return dir + "/stages-" PARITY_VERSION "-v1/" + h + ".key";
+  return dir + "/stages-" PARITY_VERSION "-v1/" + key_hash(key) + ".key";
+}
+
+// Elements placed by every placement, over all instances; a partial sum counts
+// once per group (its member at coordinate 0 of the summed axes).
+std::map<uint32_t, size_t> placed_elements(const reduce::StageGraph& g) {
+  const ir::Plan& p = g.kase().plan;
+  std::map<uint32_t, size_t> out;
+  for (const reduce::Node& nd : g.nodes()) {
+    if (nd.rank < 0) continue;
+    ir::Coord c;
+    ir::Bindings b;
+    bool have = false;
+    for (uint32_t pl : nd.placements) {
+      const ir::Placement& P = p.placements[pl];
+      if (!have) {
+        c = p.mesh.coord_of(nd.rank);
+        b = g.bindings(nd);
+        have = true;
+      }
+      bool first = true;
+      for (const auto& a : P.axes) first &= c[*p.mesh.axis_index(a)] == 0;
+      if (!first) continue;
+      std::vector<int64_t> shape = ir::concrete_shape(g.spec_types().at(P.spec_value), g.dims());
+      for (size_t k = 0; k < P.region.size() && k < shape.size(); ++k) shape[k] = P.region[k].size.eval(b);
+      out[pl] += static_cast<size_t>(ir::sem::num_el(shape));
+    }
+  }
+  return out;
 }
 
 bool cache_has(const std::string& dir, const std::string& key) {
@@ -330,26 +362,42 @@ StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max
       return r;
     }
     StageProver sp(g, expand_budget);
-    std::unordered_map<std::string, bool> done;
+    std::unordered_map<std::string, size_t> done;  // key -> index in r.list
     r.stages = g.stages().size();
     for (size_t i = 0; i < g.stages().size(); ++i) {
       const reduce::Stage& st = g.stages()[i];
-      if (done.count(st.key)) continue;
-      ++r.unique;
-      done[st.key] = true;
-      if (!cache_dir.empty() && cache_has(cache_dir, st.key)) {
-        ++r.cached;
+      if (auto it = done.find(st.key); it != done.end()) {
+        ++r.list[it->second].instances;
         continue;
       }
+      ++r.unique;
+      done[st.key] = r.list.size();
+      StageInfo info;
+      info.spec_value = st.spec_value;
+      info.hash = key_hash(st.key);
+      info.instances = 1;
+      if (!cache_dir.empty() && cache_has(cache_dir, st.key)) {
+        ++r.cached;
+        info.cached = true;
+        r.list.push_back(info);
+        continue;
+      }
+      auto s0 = Clock::now();
+      size_t before = sp.obligations();
       std::string why = sp.prove(st, i);
       if (!why.empty()) {
         r.reason = why;
+        r.list.clear();
         return r;
       }
+      info.seconds = std::chrono::duration<double>(Clock::now() - s0).count();
+      info.obligations = sp.obligations() - before;
+      r.list.push_back(info);
       if (!cache_dir.empty()) cache_put(cache_dir, st.key);
     }
     r.obligations = sp.obligations();
     r.by_expansion = sp.by_expansion();
+    r.placed_elements = placed_elements(g);
     r.proved = true;
   } catch (const ir::EvalError& e) {
     r.reason = std::string("stages do not apply: ") + e.what();

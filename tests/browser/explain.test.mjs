@@ -139,6 +139,22 @@ test('verified report lists every placement with its obligations and the time', 
     assert.equal(cells[5], String(p.proved));
     assert.equal(cells[8], 'proved');
   }
+  // Proved by stages: each distinct stage is listed with its key hash and instance count.
+  assert.ok(json.stage_list.length > 0, 'the correct case is proved by stages');
+  const stageRows = page.locator('#stage-table tbody tr');
+  assert.equal(await stageRows.count(), json.stage_list.length);
+  let instances = 0;
+  for (const st of json.stage_list) {
+    const row = stageRows.filter({ has: page.locator('td', { hasText: st.hash }) });
+    assert.equal(await row.count(), 1, st.hash);
+    const cells = await row.locator('td').allTextContents();
+    assert.equal(cells[0], `%${st.spec_value}`);
+    assert.equal(cells[2], String(st.instances));
+    instances += st.instances;
+  }
+  assert.equal(instances, json.stages.total);
+  await page.click('nav a[href="#stages"]');
+  assert.ok(await inView(page.locator('#stages')));
   await page.screenshot({ path: path.join(shots, 'explain-verified.png'), fullPage: true });
   assert.deepEqual(outside, []);
   assert.deepEqual(errors, []);
