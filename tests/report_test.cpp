@@ -435,7 +435,8 @@ namespace {
 // A verified plan's explain view lists the distinct stages it was proved by;
 // the JSON report carries the same list and per-placement counts.
 TEST_F(ReportTest, VerifiedPlanListsItsStages) {
-  Proc r = sh("printf 'stages\\nstages dw\\nplacements\\n' | '" + parity_ + "' explain " + kGood + " --tui");
+  Proc r = sh("printf 'stages\\nstages dw\\nplacements\\n' | '" + parity_ + "' explain " + kGood +
+              " --tui");
   ASSERT_EQ(r.rc, 0) << r.out;
   Proc j = parity("verify " + kGood + " --json " + path("v.json"));
   ASSERT_EQ(j.rc, 0) << j.out;
@@ -454,7 +455,8 @@ TEST_F(ReportTest, VerifiedPlanListsItsStages) {
   for (const auto& p : v["placements"]) {
     EXPECT_GT(p["obligations"].get<size_t>(), 0u) << p;
     EXPECT_EQ(p["proved"], p["obligations"]) << p;
-    EXPECT_NE(r.out.find("ok      " + p["placement"].get<std::string>()), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("ok      " + p["placement"].get<std::string>()), std::string::npos)
+        << r.out;
   }
   // The buggy plan is not proved by stages: the prompt says why.
   Proc b = sh("printf 'stages\\n' | '" + parity_ + "' explain " + kBug + " --tui");

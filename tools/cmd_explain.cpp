@@ -161,14 +161,16 @@ class Repl {
       if (st.spec_value.find(filter) != std::string::npos) rows.push_back(&st);
     std::stable_sort(rows.begin(), rows.end(),
                      [](const auto* a, const auto* b) { return a->seconds > b->seconds; });
-    std::string s = fmt::format("  {} stages, {} distinct{}\n", v_.stages, v_.unique_stages,
-                                v_.cached_stages ? fmt::format(", {} from the cache", v_.cached_stages) : "");
+    std::string s =
+        fmt::format("  {} stages, {} distinct{}\n", v_.stages, v_.unique_stages,
+                    v_.cached_stages ? fmt::format(", {} from the cache", v_.cached_stages) : "");
     s += fmt::format("  {:<28} {:<16} {:>9} {:>11} {:>9}\n", "spec value", "key hash", "instances",
                      "obligations", "ms");
     for (const auto* st : rows)
-      s += fmt::format("  {:<28} {:<16} {:>9} {:>11} {:>9}\n", "%" + st->spec_value, st->hash,
-                       st->instances, st->cached ? std::string("-") : std::to_string(st->obligations),
-                       st->cached ? std::string("cached") : fmt::format("{:.1f}", st->seconds * 1e3));
+      s += fmt::format(
+          "  {:<28} {:<16} {:>9} {:>11} {:>9}\n", "%" + st->spec_value, st->hash, st->instances,
+          st->cached ? std::string("-") : std::to_string(st->obligations),
+          st->cached ? std::string("cached") : fmt::format("{:.1f}", st->seconds * 1e3));
     return s;
   }
 

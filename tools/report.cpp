@@ -82,8 +82,11 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
                   {"stage_prove", v.stage_prove_seconds}, {"whole_check", v.whole_seconds}};
   j["stage_list"] = nlohmann::json::array();
   for (const auto& st : v.stage_list)
-    j["stage_list"].push_back({{"spec_value", st.spec_value}, {"hash", st.hash}, {"instances", st.instances},
-                               {"obligations", st.obligations}, {"seconds", st.seconds},
+    j["stage_list"].push_back({{"spec_value", st.spec_value},
+                               {"hash", st.hash},
+                               {"instances", st.instances},
+                               {"obligations", st.obligations},
+                               {"seconds", st.seconds},
                                {"status", st.cached ? "cached" : "proved"}});
   j["placements"] = nlohmann::json::array();
   for (const auto& p : v.placements)

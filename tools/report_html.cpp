@@ -288,7 +288,8 @@ struct Page {
                          "expansion, {} by {}",
                          ranks, v.obligations, v.unique, v.by_hash, v.by_expansion, v.by_smt,
                          v.solver.empty() ? "smt" : v.solver);
-      if (v.cached_stages) sum += fmt::format(", {} distinct stages from the cache", v.cached_stages);
+      if (v.cached_stages)
+        sum += fmt::format(", {} distinct stages from the cache", v.cached_stages);
       if (v.failed) sum += fmt::format(", {} failed", v.failed);
       if (v.unknown) sum += fmt::format(", {} unknown", v.unknown);
       out += fmt::format("<p id=\"summary\">{}; checked in {:.3f} s</p>\n", esc(sum), v.seconds);
@@ -296,9 +297,11 @@ struct Page {
     if (!v.reductions.empty())
       out += fmt::format("<p id=\"reduction\">reduced to {} ranks: {}</p>\n", v.verified_ranks,
                          esc(fmt::format("{}", fmt::join(v.reductions, ", "))));
-    for (const auto& k : v.kept) out += fmt::format("<p class=\"kept\">not reduced: {}</p>\n", esc(k));
+    for (const auto& k : v.kept)
+      out += fmt::format("<p class=\"kept\">not reduced: {}</p>\n", esc(k));
     if (!v.stage_note.empty())
-      out += fmt::format("<p id=\"stage-note\">stages: {}; checked as a whole</p>\n", esc(v.stage_note));
+      out += fmt::format("<p id=\"stage-note\">stages: {}; checked as a whole</p>\n",
+                         esc(v.stage_note));
     if (!v.reason.empty()) out += fmt::format("<p id=\"reason\">reason: {}</p>\n", esc(v.reason));
     out += "<nav>";
     if (v.kind == verify::VerdictKind::invalid) out += "<a href=\"#diagnostics\">Diagnostics</a>";
@@ -397,7 +400,8 @@ struct Page {
         v.stages, v.unique_stages,
         v.cached_stages ? fmt::format(" or found proved in the cache ({})", v.cached_stages) : "");
     out +=
-        "<table id=\"stage-table\">\n<thead><tr><th>spec value</th><th>key hash</th><th>instances</th>"
+        "<table id=\"stage-table\">\n<thead><tr><th>spec value</th><th>key "
+        "hash</th><th>instances</th>"
         "<th>obligations</th><th>time (ms)</th><th>status</th></tr></thead>\n<tbody>\n";
     for (const auto* s : rows)
       out += fmt::format(
@@ -407,7 +411,8 @@ struct Page {
           tensor_id(s->spec_value), esc(s->spec_value), s->hash, s->instances,
           s->cached ? std::string("-") : std::to_string(s->obligations),
           s->cached ? std::string("-") : fmt::format("{:.1f}", s->seconds * 1e3),
-          s->cached ? "<span class=\"st-ok\">cached</span>" : "<span class=\"st-ok\">proved</span>");
+          s->cached ? "<span class=\"st-ok\">cached</span>"
+                    : "<span class=\"st-ok\">proved</span>");
     out += "</tbody>\n</table>\n</section>\n";
   }
 

@@ -316,7 +316,8 @@ std::map<uint32_t, size_t> placed_elements(const reduce::StageGraph& g) {
       for (const auto& a : P.axes) first &= c[*p.mesh.axis_index(a)] == 0;
       if (!first) continue;
       std::vector<int64_t> shape = ir::concrete_shape(g.spec_types().at(P.spec_value), g.dims());
-      for (size_t k = 0; k < P.region.size() && k < shape.size(); ++k) shape[k] = P.region[k].size.eval(b);
+      for (size_t k = 0; k < P.region.size() && k < shape.size(); ++k)
+        shape[k] = P.region[k].size.eval(b);
       out[pl] += static_cast<size_t>(ir::sem::num_el(shape));
     }
   }
