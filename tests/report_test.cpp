@@ -374,6 +374,22 @@ TEST_F(ReportTest, NoProgressDisplayWithoutATerminal) {
   EXPECT_EQ(r.out, "") << "stderr is not a terminal here";
 }
 
+// On a terminal (a pty from script(1)) the progress line names the phase and
+// is erased before the verdict; CI=1 turns it off.
+TEST_F(ReportTest, ProgressLineOnATerminalOnly) {
+  if (sh("command -v script").rc != 0) GTEST_SKIP() << "script(1) is not installed";
+  std::string run = "'" + parity_ + "' verify " + kGood;
+  Proc tty = sh("env -u CI TERM=xterm PARITY_PROGRESS_AFTER=0 script -qec \"" + run + "\" /dev/null");
+  EXPECT_EQ(tty.rc, 0) << tty.out;
+  bool phase = false;
+  for (const char* p : {": validating", ": reducing", ": building stages", ": proving stages ["})
+    phase |= tty.out.find(p) != std::string::npos;
+  EXPECT_TRUE(phase) << tty.out;
+  EXPECT_LT(tty.out.find("\r\033[K"), tty.out.find("VERIFIED")) << "erased before the verdict";
+  Proc ci = sh("env CI=1 TERM=xterm PARITY_PROGRESS_AFTER=0 script -qec \"" + run + "\" /dev/null");
+  EXPECT_EQ(ci.out.find("\033[K"), std::string::npos) << ci.out;
+}
+
 // --- explain ---
 
 TEST_F(ReportTest, ExplainHtmlIsSelfContained) {

@@ -159,6 +159,7 @@ class Checker {
       : c_(c), file_(file), opt_(opt), validated_(validated) {}
 
   Verdict run() {
+    progress_start(opt_.progress, "building the whole plan's terms");
     auto t0 = std::chrono::steady_clock::now();
     Verdict v = run_inner();
     v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -272,7 +273,9 @@ class Checker {
     if (opt_.solver == "cvc5" || opt_.solver == "both") solvers.push_back(make_cvc5());
     if (solvers.empty()) return invalid("unknown solver '" + opt_.solver + "' (z3, cvc5, both)");
 
+    progress_start(opt_.progress, "checking obligations", obls.size());
     for (size_t i = 0; i < obls.size(); ++i) {
+      progress_step(opt_.progress);
       const Obl& o = obls[i];
       PlacementStats& ps = stats[o.placement];
       ++ps.obligations;
@@ -584,10 +587,12 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     auto t0 = std::chrono::steady_clock::now();
     // The original is validated in full except for a schedule too large to
     // simulate, which is simulated on the reduced instance.
+    progress_start(opt.progress, "validating");
     ir::DiagList d = ir::validate_case(c, file, opt.schedule_budget);
     if (!d.empty()) {
       return invalid_verdict(d);
     }
+    progress_start(opt.progress, "reducing");
     reduce::Result r = reduce::reduce_case(c);
     const ir::Case& target = r.changed ? r.reduced : c;
     // The reduced instance was validated in full by reduce_case; an unreduced
@@ -603,7 +608,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (opt.stages && !opt.smt_all)
       sr = prove_by_stages(target, std::min<size_t>(opt.expand_budget, 5000), opt.max_rank_instructions,
-                           opt.cache_dir);
+                           opt.cache_dir, opt.progress);
     if (sr.proved) {
       v.kind = VerdictKind::verified;
       v.solver = opt.solver;

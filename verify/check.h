@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ir/plan.h"
+#include "verify/progress.h"
 #include "verify/staged.h"
 
 namespace parity::verify {
@@ -30,6 +31,7 @@ struct VerifyOptions {
   bool stages = true;
   std::string cache_dir;  // proved stages are remembered here (--cache DIR)
   size_t schedule_budget = 20'000;
+  Progress* progress = nullptr;  // updated as the run goes, when set
 };
 
 enum class VerdictKind { verified, mismatch, unknown, invalid };

@@ -348,10 +348,11 @@ void cache_put(const std::string& dir, const std::string& key) {
 }  // namespace
 
 StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions,
-                             const std::string& cache_dir) {
+                             const std::string& cache_dir, Progress* progress) {
   StagedResult r;
   auto t0 = Clock::now();
   try {
+    progress_start(progress, "building stages");
     reduce::StageGraph g(c);
     r.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (g.rank_instructions() > max_rank_instructions) {
@@ -365,8 +366,10 @@ StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max
     StageProver sp(g, expand_budget);
     std::unordered_map<std::string, size_t> done;  // key -> index in r.list
     r.stages = g.stages().size();
+    progress_start(progress, "proving stages", r.stages);
     for (size_t i = 0; i < g.stages().size(); ++i) {
       const reduce::Stage& st = g.stages()[i];
+      progress_step(progress);
       if (auto it = done.find(st.key); it != done.end()) {
         ++r.list[it->second].instances;
         continue;

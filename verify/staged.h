@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/plan.h"
+#include "verify/progress.h"
 
 namespace parity::verify {
 
@@ -37,6 +38,6 @@ struct StagedResult {
 // canonical key and skipped when met again (a later run of the same or an
 // edited plan). A hit needs the whole key to match, not only its hash.
 StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions,
-                             const std::string& cache_dir = "");
+                             const std::string& cache_dir = "", Progress* progress = nullptr);
 
 }  // namespace parity::verify
