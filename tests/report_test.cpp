@@ -474,7 +474,18 @@ TEST_F(ReportTest, VerifiedPlanListsItsStages) {
     EXPECT_NE(r.out.find("ok      " + p["placement"].get<std::string>()), std::string::npos)
         << r.out;
   }
-  // The buggy plan is not proved by stages: the prompt says why.
+  // The buggy plan is not proved by stages: the prompt says why, and the
+  // lineage of its counterexample is in the prompt and the JSON.
+  Proc bj = parity("verify " + kBug + " --json " + path("b.json"));
+  json lin = json::parse(slurp(path("b.json")))["counterexample"]["lineage"];
+  ASSERT_GE(lin.size(), 2u) << lin;
+  EXPECT_EQ(lin[0]["value"], "o");
+  EXPECT_EQ(lin[0]["op"].get<std::string>().rfind("identity", 0), 0u) << lin;
+  EXPECT_EQ(lin[1]["value"], "o_part");
+  EXPECT_NE(lin[1]["placed_on"].get<std::string>().find("partial, summed over tp"), std::string::npos);
+  EXPECT_EQ(lin[0]["reads"], json::array({1}));
+  Proc bl = sh("printf 'lineage\\n' | '" + parity_ + "' explain " + kBug + " --tui");
+  EXPECT_NE(bl.out.find("#1   tp.o_part on rank 0 (tp=0): matmul"), std::string::npos) << bl.out;
   Proc b = sh("printf 'stages\\n' | '" + parity_ + "' explain " + kBug + " --tui");
   EXPECT_NE(b.out.find("not proved by stages"), std::string::npos) << b.out;
 }

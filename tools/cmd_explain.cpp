@@ -24,6 +24,8 @@ constexpr const char* kHelp =
     "  summary            the verdict line\n"
     "  cex                the first divergence: element, op, both expressions, difference, "
     "witness\n"
+    "  lineage            what the diverging value is computed from, walked back across ranks\n"
+    "                     and iterations to the placed values\n"
     "  stages [TEXT]      the distinct stages a verified plan was proved by, slowest first:\n"
     "                     spec value, key hash, instances, obligations, time; TEXT filters\n"
     "  placements [TEXT]  every placement with its obligation counts; `failing`: only failing or\n"
@@ -104,6 +106,11 @@ class Repl {
       std::string s;
       for (const auto& l : split(cex_text(*v_.cex))) s += "  " + l + "\n";
       return s;
+    }
+    if (cmd == "lineage") {
+      if (!v_.cex) return fmt::format("no counterexample: the verdict is {}\n", verify::verdict_name(v_.kind));
+      std::string t = lineage_text(*v_.cex, v_.cex->lineage.size());
+      return t.empty() ? "no lineage for this counterexample\n" : t;
     }
     if (cmd == "placements") return placements(arg);
     if (cmd == "stages") return stages(arg);

@@ -1,11 +1,23 @@
 #include "tools/report.h"
 
+#include "tools/report_formats.h"
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 namespace parity::cli {
 
 namespace {
+std::vector<std::string> split_lines(const std::string& s) {
+  std::vector<std::string> out;
+  for (size_t b = 0, e; b < s.size(); b = e + 1) {
+    e = s.find('\n', b);
+    if (e == std::string::npos) e = s.size();
+    out.push_back(s.substr(b, e - b));
+  }
+  return out;
+}
+
 std::string idx(const std::vector<int64_t>& i) {
   std::string s = "[";
   for (size_t k = 0; k < i.size(); ++k) s += (k ? "," : "") + std::to_string(i[k]);
@@ -51,6 +63,8 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
     s += fmt::format("  difference: {}\n", x.difference);
     s += fmt::format("  witness ({}): spec {:.9g}, plan {:.9g}\n", x.found_by, x.spec_num, x.plan_num);
     for (const auto& [n, val] : x.inputs) s += fmt::format("    {} = {:.6g}\n", n, val);
+    // The first steps only: the whole walk is in --json and `parity explain`.
+    for (const auto& l : split_lines(lineage_text(x, 6))) s += "  " + l + "\n";
   }
   if (v.failed || v.unknown) {
     for (const auto& p : v.placements)
@@ -100,6 +114,11 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
                            {"spec_value", x.spec_value}, {"spec_index", x.spec_index}, {"rank", x.rank},
                            {"iteration", x.iter}, {"op", x.op}, {"spec_expr", x.spec_expr}, {"plan_expr", x.plan_expr}, {"difference", x.difference},
                            {"spec_num", x.spec_num}, {"plan_num", x.plan_num}, {"inputs", in}, {"found_by", x.found_by}};
+    nlohmann::json lin = nlohmann::json::array();
+    for (const auto& st : x.lineage)
+      lin.push_back({{"depth", st.depth}, {"program", st.program}, {"value", st.value}, {"rank", st.rank_str},
+                     {"iteration", st.iter}, {"op", st.op}, {"placed_on", st.placed}, {"reads", st.from}});
+    j["counterexample"]["lineage"] = lin;
   }
   return j;
 }

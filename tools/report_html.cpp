@@ -381,7 +381,30 @@ struct Page {
         "<b>difference</b> (the smallest differing subterms)<pre class=\"expr\" "
         "id=\"difference\">{}</pre>\n",
         esc(cut(x.difference)));
+    lineage(x);
     out += "</section>\n";
+  }
+
+  // What the diverging value is computed from, back to placed values, with
+  // links into the plan listing.
+  void lineage(const verify::Counterexample& x) {
+    if (x.lineage.empty()) return;
+    out +=
+        "<h3>Lineage</h3>\n<p>The values the diverging one is computed from, across ranks and "
+        "iterations, walked back to placed values (which are proved on their own).</p>\n"
+        "<table id=\"lineage\">\n<thead><tr><th>#</th><th>plan value</th><th>rank</th><th>iteration</th>"
+        "<th>op</th><th>placed on</th><th>reads</th></tr></thead>\n<tbody>\n";
+    for (size_t i = 0; i < x.lineage.size(); ++i) {
+      const verify::LineageStep& st = x.lineage[i];
+      std::string reads;
+      for (size_t f : st.from) reads += fmt::format("<a href=\"#lin-{}\">#{}</a> ", f, f);
+      out += fmt::format(
+          "<tr id=\"lin-{}\"{}><td class=\"num\">{}</td><td class=\"mono\"><a href=\"#{}\">{}.%{}</a></td>"
+          "<td>{}</td><td>{}</td><td class=\"mono\">{}</td><td class=\"mono\">{}</td><td>{}</td></tr>\n",
+          i, i == 0 ? " class=\"fail\"" : "", i, plan_id(st.program, st.value), esc(st.program),
+          esc(st.value), esc(st.rank_str), esc(st.iter), esc(st.op), esc(st.placed), reads);
+    }
+    out += "</tbody>\n</table>\n";
   }
 
   // The distinct stages a verified plan was proved by, slowest first.

@@ -124,6 +124,24 @@ std::string cex_text(const verify::Counterexample& x) {
   return s;
 }
 
+std::string lineage_text(const verify::Counterexample& x, size_t max_steps) {
+  if (x.lineage.empty()) return "";
+  std::string s = "lineage (the values it is computed from, across ranks and iterations; placed values end "
+                  "the walk):\n";
+  size_t n = std::min(max_steps, x.lineage.size());
+  for (size_t i = 0; i < n; ++i) {
+    const verify::LineageStep& st = x.lineage[i];
+    std::string reads;
+    for (size_t f : st.from) reads += fmt::format(" #{}", f);
+    s += fmt::format("  #{:<3} {}.{} on rank {}{}: {}{}{}\n", i, st.program, st.value, st.rank_str,
+                     st.iter.empty() ? "" : " (" + st.iter + ")", st.op,
+                     st.placed.empty() ? "" : "; placed on " + st.placed,
+                     reads.empty() ? "" : "; reads" + reads);
+  }
+  if (n < x.lineage.size()) s += fmt::format("  ... {} more\n", x.lineage.size() - n);
+  return s;
+}
+
 std::string xml_escape(std::string_view s) {
   std::string o;
   o.reserve(s.size());

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -577,11 +578,26 @@ class Checker {
 
 }  // namespace
 
+namespace {
+// The lineage is an aid for reading the counterexample; failing to build it
+// never changes the verdict.
+void add_lineage(Counterexample& x, const ir::Case& c, const std::function<std::string(int64_t)>& rank_name) {
+  try {
+    x.lineage = lineage(c, x.rank_id, x.value, x.iter, 40, rank_name);
+  } catch (const std::exception&) {
+    x.lineage.clear();
+  }
+}
+}  // namespace
+
 Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt) {
   try {
     if (!opt.reduce) {
       Verdict v = Checker(c, file, opt).run();
       v.verified_ranks = c.plan.mesh.num_ranks();
+      // Unreduced: the lineage graph of a very large mesh is not worth building.
+      if (v.cex && v.cex->rank_id >= 0 && v.verified_ranks <= 1024)
+        add_lineage(*v.cex, c, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
       return v;
     }
     auto t0 = std::chrono::steady_clock::now();
@@ -639,6 +655,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     v.verified_ranks = target.plan.mesh.num_ranks();
     bool mesh_changed = false;
     for (const auto& m : r.axes) mesh_changed |= m.from != m.to;
+    if (v.cex && v.cex->rank_id >= 0)
+      add_lineage(*v.cex, target, [&](int64_t rk) {
+        return mesh_changed ? r.original_rank_str(c.plan.mesh, rk) : target.plan.mesh.rank_str(rk);
+      });
     if (mesh_changed && v.cex && v.cex->rank_id >= 0) {
       std::string tail = v.cex->rank.substr(v.cex->rank.find(')') + 1);
       v.cex->rank = r.original_rank_str(c.plan.mesh, v.cex->rank_id) + tail + " [reduced instance: " +

@@ -7,6 +7,7 @@
 
 #include "ir/error.h"
 #include "ir/plan.h"
+#include "verify/lineage.h"
 #include "verify/progress.h"
 #include "verify/staged.h"
 
@@ -47,6 +48,7 @@ struct Counterexample {
   double spec_num = 0, plan_num = 0;
   std::vector<std::pair<std::string, double>> inputs;  // the inputs the element depends on
   std::string found_by;                                // "concrete screening" or "z3 model"
+  std::vector<LineageStep> lineage;  // what the diverging value is computed from (verify/lineage.h)
 };
 
 struct PlacementStats {

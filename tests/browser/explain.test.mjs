@@ -116,6 +116,14 @@ test('mismatch report shows the failing element, the diverging op and the witnes
   assert.equal(new URL(page.url()).hash, '#t-o');
   assert.ok(await inView(page.locator('#t-o')));
 
+  // The lineage table lists the walk back from the diverging value; a step's
+  // "reads" links jump to the steps it reads.
+  const lineage = page.locator('#lineage tbody tr');
+  assert.equal(await lineage.count(), cex.lineage.length);
+  assert.ok(cex.lineage.length >= 2);
+  await page.locator('#lin-0 a', { hasText: '#1' }).click();
+  assert.equal(new URL(page.url()).hash, '#lin-1');
+
   assert.deepEqual(outside, [], 'the report loads nothing from outside');
   assert.deepEqual(errors, [], 'no script errors');
   await page.close();

@@ -1,0 +1,32 @@
+// The lineage of a counterexample: the plan value instances the diverging
+// element is computed from, walked back across ranks (collectives, send/recv)
+// and loop iterations until the walk reaches placed values, which are the
+// boundary the verifier assumes (and separately proves) equal to the spec.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "ir/plan.h"
+
+namespace parity::verify {
+
+struct LineageStep {
+  int depth = 0;       // 0: the diverging value; n: n ops upstream
+  int64_t rank = -1;   // in the checked (possibly reduced) mesh
+  std::string rank_str;
+  std::string program, value, iter;
+  std::string op;       // `matmul (line 12)`, `allreduce over tp`, `input`
+  std::string placed;   // spec values this instance is placed on ("" when none)
+  std::vector<size_t> from;  // indices of the steps it reads (earlier in the list are later in the walk)
+};
+
+// Walks back from `value` on `rank` in iteration `iter` of the validated case
+// `c`, breadth first, listing at most `max_steps` instances. Empty when the
+// value is not found. `rank_name` prints a rank (e.g. in the original mesh).
+std::vector<LineageStep> lineage(const ir::Case& c, int64_t rank, const std::string& value,
+                                 const std::string& iter, size_t max_steps,
+                                 const std::function<std::string(int64_t)>& rank_name);
+
+}  // namespace parity::verify
