@@ -6,6 +6,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <thread>
 
 #include "ir/interp.h"
 #include "ir/num_domain.h"
@@ -622,9 +623,16 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     Verdict v;
     StagedResult sr;
     double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (opt.stages && !opt.smt_all)
-      sr = prove_by_stages(target, std::min<size_t>(opt.expand_budget, 5000), opt.max_rank_instructions,
-                           opt.cache_dir, opt.progress);
+    if (opt.stages && !opt.smt_all) {
+      StageOptions so;
+      so.expand_budget = std::min<size_t>(opt.expand_budget, 5000);
+      so.max_rank_instructions = opt.max_rank_instructions;
+      so.cache_dir = opt.cache_dir;
+      so.progress = opt.progress;
+      so.threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+      so.shards = opt.shards;
+      sr = prove_by_stages(target, so);
+    }
     if (sr.proved) {
       v.kind = VerdictKind::verified;
       v.solver = opt.solver;

@@ -33,6 +33,8 @@ struct VerifyOptions {
   std::string cache_dir;  // proved stages are remembered here (--cache DIR)
   size_t schedule_budget = 20'000;
   Progress* progress = nullptr;  // updated as the run goes, when set
+  unsigned threads = 0;          // for proving stages; 0: one per hardware thread
+  StageShards shards;            // stages spread over processes (mpirun)
 };
 
 enum class VerdictKind { verified, mismatch, unknown, invalid };

@@ -7,7 +7,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <atomic>
+#include <mutex>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 #include "ir/interp.h"
@@ -336,7 +339,8 @@ void cache_put(const std::string& dir, const std::string& key) {
   std::string path = cache_path(dir, key);
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   // Written aside and renamed, so a reader never sees half a key.
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  std::string tmp = path + ".tmp" + std::to_string(::getpid()) + "." +
+                    std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream f(tmp, std::ios::binary);
     if (!f) return;
@@ -347,15 +351,14 @@ void cache_put(const std::string& dir, const std::string& key) {
 
 }  // namespace
 
-StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions,
-                             const std::string& cache_dir, Progress* progress) {
+StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
   StagedResult r;
   auto t0 = Clock::now();
   try {
-    progress_start(progress, "building stages");
+    progress_start(opt.progress, "building stages");
     reduce::StageGraph g(c);
     r.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (g.rank_instructions() > max_rank_instructions) {
+    if (g.rank_instructions() > opt.max_rank_instructions) {
       r.reason = "too many rank-instructions for stages";
       return r;
     }
@@ -363,46 +366,115 @@ StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max
       r.reason = u;
       return r;
     }
-    StageProver sp(g, expand_budget);
-    std::unordered_map<std::string, size_t> done;  // key -> index in r.list
+    // The distinct stages, by first instance.
+    std::vector<size_t> first;
+    std::unordered_map<std::string, size_t> seen;  // key -> index in r.list
     r.stages = g.stages().size();
-    progress_start(progress, "proving stages", r.stages);
     for (size_t i = 0; i < g.stages().size(); ++i) {
       const reduce::Stage& st = g.stages()[i];
-      progress_step(progress);
-      if (auto it = done.find(st.key); it != done.end()) {
+      auto [it, fresh] = seen.try_emplace(st.key, r.list.size());
+      if (!fresh) {
         ++r.list[it->second].instances;
         continue;
       }
-      ++r.unique;
-      done[st.key] = r.list.size();
       StageInfo info;
       info.spec_value = st.spec_value;
       info.hash = key_hash(st.key);
       info.instances = 1;
-      if (!cache_dir.empty() && cache_has(cache_dir, st.key)) {
-        ++r.cached;
-        info.cached = true;
-        r.list.push_back(info);
-        continue;
-      }
-      auto s0 = Clock::now();
-      size_t before = sp.obligations();
-      std::string why = sp.prove(st, i);
-      if (!why.empty()) {
-        r.reason = why;
-        r.list.clear();
-        return r;
-      }
-      info.seconds = std::chrono::duration<double>(Clock::now() - s0).count();
-      info.obligations = sp.obligations() - before;
       r.list.push_back(info);
-      if (!cache_dir.empty()) cache_put(cache_dir, st.key);
+      first.push_back(i);
     }
-    r.obligations = sp.obligations();
-    r.by_expansion = sp.by_expansion();
-    r.placed_elements = placed_elements(g);
-    r.proved = true;
+    r.unique = r.list.size();
+    std::vector<size_t> mine;
+    int shards = std::max(opt.shards.count, 1);
+    for (size_t k = 0; k < first.size(); ++k)
+      if (static_cast<int>(k % static_cast<size_t>(shards)) == opt.shards.index) mine.push_back(k);
+    progress_start(opt.progress, "proving stages", mine.size());
+
+    // Threads take distinct stages from a shared counter; each has its own
+    // prover (terms are hash-consed per table). The first failure stops all.
+    std::atomic<size_t> next{0}, obligations{0}, by_expansion{0};
+    std::atomic<bool> failed{false};
+    std::mutex m;
+    size_t why_k = SIZE_MAX;
+    auto work = [&] {
+      StageProver sp(g, opt.expand_budget);
+      for (size_t n; !failed.load() && (n = next.fetch_add(1)) < mine.size();) {
+        size_t k = mine[n];
+        const reduce::Stage& st = g.stages()[first[k]];
+        StageInfo& info = r.list[k];
+        info.shard = opt.shards.index;
+        progress_step(opt.progress);
+        if (!opt.cache_dir.empty() && cache_has(opt.cache_dir, st.key)) {
+          info.cached = true;
+          continue;
+        }
+        auto s0 = Clock::now();
+        size_t before = sp.obligations();
+        std::string why;
+        try {
+          why = sp.prove(st, first[k]);
+        } catch (const ir::EvalError& e) {
+          why = std::string("stages do not apply: ") + e.what();
+        } catch (const ir::InvalidInput& e) {
+          why = std::string("stages do not apply: ") + e.what();
+        } catch (const Overflow& e) {
+          why = e.what();
+        } catch (const std::out_of_range& e) {
+          why = std::string("stages do not apply: ") + e.what();
+        }
+        if (!why.empty()) {
+          std::lock_guard<std::mutex> lk(m);
+          if (k < why_k) why_k = k, r.reason = why;
+          failed = true;
+          break;
+        }
+        info.seconds = std::chrono::duration<double>(Clock::now() - s0).count();
+        info.obligations = sp.obligations() - before;
+        if (!opt.cache_dir.empty()) cache_put(opt.cache_dir, st.key);
+      }
+      obligations += sp.obligations();
+      by_expansion += sp.by_expansion();
+    };
+    unsigned threads = std::max(1u, std::min<unsigned>(opt.threads, static_cast<unsigned>(mine.size())));
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+
+    // Spread over processes: every process learns the totals and every stage's numbers.
+    if (shards > 1) {
+      std::vector<double> v{failed ? 1.0 : 0.0, static_cast<double>(obligations.load()),
+                            static_cast<double>(by_expansion.load())};
+      for (size_t k = 0; k < r.list.size(); ++k) {
+        bool own = static_cast<int>(k % static_cast<size_t>(shards)) == opt.shards.index;
+        v.push_back(own ? r.list[k].seconds : 0);
+        v.push_back(own ? static_cast<double>(r.list[k].obligations) : 0);
+        v.push_back(own && r.list[k].cached ? 1 : 0);
+        v.push_back(own ? opt.shards.index : 0);
+      }
+      opt.shards.sum(v);
+      if (v[0] > 0 && !failed) r.reason = "a stage did not prove on another process";
+      failed = v[0] > 0;
+      obligations = static_cast<size_t>(v[1]);
+      by_expansion = static_cast<size_t>(v[2]);
+      for (size_t k = 0; k < r.list.size(); ++k) {
+        const double* e = &v[3 + 4 * k];
+        r.list[k].seconds = e[0];
+        r.list[k].obligations = static_cast<size_t>(e[1]);
+        r.list[k].cached = e[2] > 0;
+        r.list[k].shard = static_cast<int>(e[3]);
+      }
+    }
+    if (failed) {
+      r.list.clear();
+    } else {
+      for (const auto& info : r.list) r.cached += info.cached;
+      r.obligations = obligations;
+      r.by_expansion = by_expansion;
+      r.placed_elements = placed_elements(g);
+      r.proved = true;
+    }
   } catch (const ir::EvalError& e) {
     r.reason = std::string("stages do not apply: ") + e.what();
   } catch (const ir::InvalidInput& e) {

@@ -3,6 +3,7 @@
 // sends the case to the whole-plan checker, which finds and re-checks
 // counterexamples.
 #pragma once
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -20,6 +21,7 @@ struct StageInfo {
   size_t obligations = 0;  // element obligations of one instance
   double seconds = 0;      // proving it (0 when it came from the cache)
   bool cached = false;
+  int shard = 0;  // the process that proved it (MPI rank), when spread
 };
 
 struct StagedResult {
@@ -34,10 +36,27 @@ struct StagedResult {
   std::map<uint32_t, size_t> placed_elements;
 };
 
-// `cache_dir` (optional): proved stages are recorded there by their full
-// canonical key and skipped when met again (a later run of the same or an
-// edited plan). A hit needs the whole key to match, not only its hash.
-StagedResult prove_by_stages(const ir::Case& c, size_t expand_budget, size_t max_rank_instructions,
-                             const std::string& cache_dir = "", Progress* progress = nullptr);
+// How the distinct stages are spread: over `threads` threads of this process,
+// and over `count` processes (MPI ranks) of which this is `index`; stage k
+// belongs to process k % count. `sum` adds a vector elementwise over the
+// processes (an all-reduce); it must be set when count > 1.
+struct StageShards {
+  int index = 0, count = 1;
+  std::function<void(std::vector<double>&)> sum;
+};
+
+struct StageOptions {
+  size_t expand_budget = 5000;
+  size_t max_rank_instructions = 20'000'000;
+  // Proved stages are recorded here by their full canonical key and skipped
+  // when met again (a later run of the same or an edited plan). A hit needs
+  // the whole key to match, not only its hash.
+  std::string cache_dir;
+  Progress* progress = nullptr;
+  unsigned threads = 1;
+  StageShards shards;
+};
+
+StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt);
 
 }  // namespace parity::verify
