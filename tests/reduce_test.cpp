@@ -224,6 +224,21 @@ TEST(Reduce, ModelConstantComputedAsACountAlongAnAxisPinsIt) {
   EXPECT_EQ(verify::verify_case(make(2), "t", {}).kind, verify::VerdictKind::mismatch);
 }
 
+// An allgather along cp multiplies a dim by the axis, not by its size: the
+// backward reshape that copies its type used to say `S/cp*4`, a literal that
+// pinned cp (and the 16384-rank 405B plan with cp = 16 stayed unreduced).
+TEST(Reduce, GatheredShapesNameTheAxisSoContextParallelShrinks) {
+  auto o = opts("llama3-8b");
+  o.cp = 4;
+  o.tp = 2;
+  ir::Case c = corpus::generate(o);
+  reduce::Result r = reduce::reduce_case(c);
+  EXPECT_TRUE(mentions(r.applied, "mesh axis cp 4 -> 2")) << joined(r.kept);
+  auto v = verify::verify_case(c, "t", {});
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  EXPECT_EQ(v.verified_ranks, 4);
+}
+
 TEST(Reduce, BugOnOneRankOfALargeMeshIsFoundThere) {
   auto o = opts("llama3-8b");
   o.dp = 16;
