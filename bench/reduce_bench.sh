@@ -51,7 +51,7 @@ anchor L3 llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126
 anchor D1 deepseek-v3-16b --dp 16 --tp 4 --pp 2 --mb 16 --layers 27
 anchor D2 deepseek-v3-236b --dp 16 --tp 8 --pp 4 --mb 16 --layers 60
 anchor D3 deepseek-v3-671b --dp 32 --tp 8 --pp 8 --mb 16 --layers 61
-anchor DSV3 deepseek-v3-671b --pp 16 --ep 64 --dp 64 --zero 1 --mb 16 --layers 61
+anchor DSV3 deepseek-v3-671b --pp 16 --ep 64 --dp 2 --zero 1 --mb 16 --layers 61
 anchor 405B-long llama3-405b --tp 8 --cp 16 --pp 16 --dp 8 --mb 16 --layers 126
 echo
 

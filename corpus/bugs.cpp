@@ -660,7 +660,7 @@ std::vector<Bug> make_bugs() {
         if (!ends.empty()) at = ends[0];
         auto types = types_of(x.c.plan, *at.prog);
         const std::string v = at.op().results[0];
-        const std::string e = std::to_string(types.at(v).shape[0].eval(x.c.plan.dims));
+        const std::string e = std::to_string(types.at(v).shape[0].eval(x.c.plan.rank_bindings(0)));
         const std::string em1 = std::to_string(std::stoll(e) - 1);
         std::string a = fresh(*at.prog, v + ".rest"), b = fresh(*at.prog, v + ".first");
         std::string r = fresh(*at.prog, v + ".rotated");

@@ -18,6 +18,21 @@ void check_reduce(const ShapeCtx& c) {
   if (red != "sum" && red != "max" && red != "avg") c.fail("reduce must be sum, max or avg, got '" + red + "'");
 }
 
+// The group size as a shape factor: the product of the axis sizes by name
+// when the group is given by axes (so a smaller mesh keeps the shapes
+// consistent, and no literal stands for an axis size), else the number.
+DimExpr group_factor(const ShapeCtx& c, int64_t n) {
+  const Attr* axes = c.op.attr("axes");
+  if (!axes || !std::holds_alternative<Strings>(*axes)) return DimExpr(n);
+  DimExpr f;
+  bool first = true;
+  for (const auto& a : std::get<Strings>(*axes)) {
+    f = first ? DimExpr::sym(a) : f * DimExpr::sym(a);
+    first = false;
+  }
+  return f;
+}
+
 std::vector<TensorType> allreduce_rule(const ShapeCtx& c) {
   c.group_size();
   check_reduce(c);
@@ -28,7 +43,7 @@ std::vector<TensorType> allgather_rule(const ShapeCtx& c) {
   int64_t n = c.group_size();
   size_t d = c.axis(c.eval(c.i("dim")), 0);
   auto out = c.in[0];
-  out.shape[d] = out.shape[d] * DimExpr(n);
+  out.shape[d] = out.shape[d] * group_factor(c, n);
   return {out};
 }
 
@@ -39,7 +54,7 @@ std::vector<TensorType> reduce_scatter_rule(const ShapeCtx& c) {
   if (c.eval(c.in[0].shape[d]) % n)
     c.fail("reduce_scatter: dim " + c.in[0].shape[d].str() + " is not divisible by the group size " + std::to_string(n));
   auto out = c.in[0];
-  out.shape[d] = out.shape[d] / DimExpr(n);
+  out.shape[d] = out.shape[d] / group_factor(c, n);
   return {out};
 }
 
@@ -49,8 +64,8 @@ std::vector<TensorType> all_to_all_rule(const ShapeCtx& c) {
   if (c.eval(c.in[0].shape[s]) % n)
     c.fail("all_to_all: split dim " + c.in[0].shape[s].str() + " is not divisible by the group size " + std::to_string(n));
   auto out = c.in[0];
-  out.shape[s] = out.shape[s] / DimExpr(n);
-  out.shape[k] = out.shape[k] * DimExpr(n);
+  out.shape[s] = out.shape[s] / group_factor(c, n);
+  out.shape[k] = out.shape[k] * group_factor(c, n);
   return {out};
 }
 

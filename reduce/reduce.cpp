@@ -4,6 +4,7 @@
 #include <functional>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "ir/validate.h"
 #include "reduce/walk.h"
@@ -323,11 +324,16 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
     std::string text;
     double value;
     std::vector<std::string> syms;
-    bool product = false;  // of two sizes: compared as q and 1/q only
+    bool product = false;    // of two sizes: compared as q and 1/q only
+    bool spec_size = false;  // a dim of the spec, alone: what a constant of the model can stand for
   };
   std::vector<Q> qs;
   for (const auto& [x, xv] : changed) {
-    qs.push_back({x + "=" + std::to_string(xv.first), static_cast<double>(xv.first), {x}});
+    qs.push_back({x + "=" + std::to_string(xv.first),
+                  static_cast<double>(xv.first),
+                  {x},
+                  false,
+                  c.spec->dims.count(x) > 0});
     for (const auto& [y, yv] : all) {
       if (y == x || (changed.count(y) && y < x)) continue;
       // Products that mean something to a plan: a global batch over data
@@ -345,13 +351,62 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
       pins.emplace(s, "the literal " + lit + " in " + where + " equals " + form + " with " + q.text +
                           "; a smaller " + s + " would change what it means");
   };
-  for_each_float(c, [&](double x, const std::string& where) {
+  // A constant of the model cannot stand for a size of the plan (a mesh
+  // axis, a microbatch count): the spec never sees them. A literal is one
+  // when it sits in a spec op that the plan copies (an op of the same kind,
+  // operands, results and literal attributes), or in such a copy; it is then
+  // compared with single dims of the spec only. A spec op the plan does not
+  // copy (the plan computes that value some other way, e.g. as a sum along
+  // an axis of that size) is compared with every size, and so is every
+  // literal of the plan's own.
+  std::map<std::string, const ir::Op*> spec_op;
+  walk_ops(c.spec->graph, [&](const ir::Op& op) {
+    for (const auto& r : op.results) spec_op.emplace(r, &op);
+  });
+  std::set<const ir::Op*> copied;  // spec ops the plan mirrors
+  auto mirror_of = [&](const ir::Op& op) -> const ir::Op* {
+    if (op.results.empty()) return nullptr;
+    auto it = spec_op.find(op.results[0]);
+    if (it == spec_op.end()) return nullptr;
+    const ir::Op& s = *it->second;
+    if (s.kind != op.kind || s.results != op.results || s.operands != op.operands ||
+        s.attrs.size() != op.attrs.size())
+      return nullptr;
+    for (const auto& [k, a] : op.attrs) {
+      const ir::Attr* b = s.attr(k);
+      if (!b || a.index() != b->index()) return nullptr;
+      if (std::holds_alternative<double>(a) && std::get<double>(a) != std::get<double>(*b))
+        return nullptr;
+      if (std::holds_alternative<std::string>(a) &&
+          std::get<std::string>(a) != std::get<std::string>(*b))
+        return nullptr;
+    }
+    return &s;
+  };
+  std::vector<std::tuple<double, std::string, const ir::Op*>>
+      lits;  // (value, where, spec op it copies)
+  for (const auto& prog : c.plan.programs)
+    walk_ops(prog.graph, [&](const ir::Op& op) {
+      const ir::Op* m = mirror_of(op);
+      if (m) copied.insert(m);
+      for (const auto& [k, a] : op.attrs)
+        if (auto* x = std::get_if<double>(&a))
+          lits.emplace_back(*x, "program " + prog.name + " op " + op.label() + " attribute " + k,
+                            m);
+    });
+  walk_ops(c.spec->graph, [&](const ir::Op& op) {
+    const ir::Op* m = copied.count(&op) ? &op : nullptr;
+    for (const auto& [k, a] : op.attrs)
+      if (auto* x = std::get_if<double>(&a))
+        lits.emplace_back(*x, "spec op " + op.label() + " attribute " + k, m);
+  });
+  for (const auto& [x, where, model_constant] : lits) {
     double a = std::fabs(x);
     // 0, 1, 2 and 1/2 are everywhere (exponents, GELU, halves of rotary
     // dims) and a size of 2 is never reduced, so they pin nothing.
-    if (!std::isfinite(a) || a == 0 || a == 1 || a == 2 || a == 0.5) return;
+    if (!std::isfinite(a) || a == 0 || a == 1 || a == 2 || a == 0.5) continue;
     for (const auto& q : qs) {
-      if (q.value < 2) continue;
+      if (q.value < 2 || (model_constant && !q.spec_size)) continue;
       const std::pair<double, const char*> forms[] = {
           {q.value, "q"}, {1 / q.value, "1/q"}, {1 / std::sqrt(q.value), "1/sqrt(q)"}};
       for (const auto& [t, f] : forms)
@@ -361,7 +416,7 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
           pin(q, buf, f, where);
         }
     }
-  });
+  }
   // Axis numbers, permutations, roots and tags are positions, not sizes.
   static const char* positions[] = {" attribute perm", " attribute dims",      " attribute dim",
                                     " attribute axis", " attribute split_dim", " attribute concat_dim",

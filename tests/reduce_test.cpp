@@ -151,6 +151,94 @@ TEST(Reduce, LiteralEqualToTheAxisSizePinsIt) {
   EXPECT_EQ(verify::verify_case(c2, "t", {}).kind, verify::VerdictKind::mismatch);
 }
 
+// DeepSeek-V2's routed-expert scale is 16, as are dp and the microbatch
+// count here. The plan copies the spec's `scale` op, so the 16 is a constant
+// of the model, which cannot stand for a mesh axis or a microbatch count:
+// both are reduced (issue #5: dp, tp, M and five dims were pinned, and the
+// 512-rank plan was verified unreduced).
+TEST(Reduce, ModelConstantEqualToAnAxisSizeDoesNotPinIt) {
+  auto o = opts("deepseek-v3-236b");
+  o.dp = 16;
+  o.mb = 16;
+  o.layers = 2;
+  ir::Case c = corpus::generate(o);
+  reduce::Result r = reduce::reduce_case(c);
+  EXPECT_TRUE(mentions(r.applied, "mesh axis dp 16 -> 2")) << joined(r.kept);
+  EXPECT_TRUE(mentions(r.applied, "dim M 16 -> 2")) << joined(r.kept);
+  EXPECT_FALSE(mentions(r.kept, "the literal 16")) << joined(r.kept);
+  auto v = verify::verify_case(c, "t", {});
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  EXPECT_EQ(v.verified_ranks, 2);
+}
+
+// The same constant, when the plan does not copy the spec op that carries it
+// but computes that value as a sum along an axis of that size, pins the axis:
+// no false alarm on the plan that is right by the coincidence, and the plan
+// whose wrong factor (2, which pins nothing) is right only at tp = 2 is found.
+TEST(Reduce, ModelConstantComputedAsACountAlongAnAxisPinsIt) {
+  auto o = opts("deepseek-v3-236b");
+  o.tp = 4;
+  o.layers = 2;
+  // No dim equals 4, so nothing but the literal can keep tp.
+  for (const char* d : {"H", "F", "NH", "QL", "KVL", "E", "FE", "V", "S"}) o.dims[d] = 8;
+  auto make = [&](double pre) {
+    ir::Case c = corpus::generate(o);
+    // Route scale 4 (= tp) in the spec and every copy of it in the plan.
+    std::function<void(ir::Graph&)> rescale = [&](ir::Graph& g) {
+      for (auto& op : g.ops) {
+        if (op.kind == "scale" && std::get<double>(op.attrs.at("factor")) == 16.0)
+          op.attrs["factor"] = 4.0;
+        for (auto& sub : op.regions) rescale(sub);
+      }
+    };
+    rescale(c.spec->graph);
+    for (auto& prog : c.plan.programs) rescale(prog.graph);
+    // The plan's l1.moe.gates (replicated over tp) becomes a sum along tp.
+    ir::Graph* g = nullptr;
+    size_t i = 0;
+    ir::Op* op = find_op(
+        c.plan, [](const ir::Op& x) { return x.results == ir::Strings{"l1.moe.gates"}; }, &g, &i);
+    EXPECT_NE(op, nullptr);
+    if (!op) return c;
+    op->kind = "allreduce";
+    op->attrs = {{"axes", ir::Strings{"tp"}}, {"reduce", std::string("sum")}};
+    if (pre != 1) {
+      std::string x = op->operands[0];
+      op->operands[0] = x + ".pre";
+      ir::Op sc;
+      sc.kind = "scale";
+      sc.operands = {x};
+      sc.results = {x + ".pre"};
+      sc.attrs["factor"] = pre;
+      g->ops.insert(g->ops.begin() + static_cast<long>(i), sc);
+    }
+    EXPECT_TRUE(ir::validate_case(c, "t").empty());
+    return c;
+  };
+  ir::Case right = make(1);
+  reduce::Result r = reduce::reduce_case(right);
+  EXPECT_TRUE(mentions(r.kept, "tp kept at 4: the literal 4 in spec op scale -> l1.moe.gates"))
+      << joined(r.kept);
+  auto v = verify::verify_case(right, "t", {});
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason << (v.cex ? v.cex->difference : "");
+  EXPECT_EQ(verify::verify_case(make(2), "t", {}).kind, verify::VerdictKind::mismatch);
+}
+
+// An allgather along cp multiplies a dim by the axis, not by its size: the
+// backward reshape that copies its type used to say `S/cp*4`, a literal that
+// pinned cp (and the 16384-rank 405B plan with cp = 16 stayed unreduced).
+TEST(Reduce, GatheredShapesNameTheAxisSoContextParallelShrinks) {
+  auto o = opts("llama3-8b");
+  o.cp = 4;
+  o.tp = 2;
+  ir::Case c = corpus::generate(o);
+  reduce::Result r = reduce::reduce_case(c);
+  EXPECT_TRUE(mentions(r.applied, "mesh axis cp 4 -> 2")) << joined(r.kept);
+  auto v = verify::verify_case(c, "t", {});
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  EXPECT_EQ(v.verified_ranks, 4);
+}
+
 TEST(Reduce, BugOnOneRankOfALargeMeshIsFoundThere) {
   auto o = opts("llama3-8b");
   o.dp = 16;
