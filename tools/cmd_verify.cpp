@@ -12,6 +12,7 @@
 #include "tools/cli.h"
 #include "tools/report.h"
 #include "tools/report_formats.h"
+#include "tools/stage_procs.h"
 #include "verify/check.h"
 
 namespace parity::cli {
@@ -127,6 +128,9 @@ void add_verify(CLI::App& app, Action& run) {
   static bool no_reduce = false, no_stages = false;
   cmd->add_option("--cache", opt.cache_dir,
                   "remember proved stages in DIR and skip them in later runs (keys compared in full)");
+  cmd->add_option("--threads", opt.threads,
+                  "threads proving distinct stages (default: one per hardware thread); under mpirun "
+                  "the processes share the stages too");
   cmd->add_flag("--no-stages", no_stages,
                 "check the whole plan at once instead of proving each distinct stage once");
   cmd->add_flag("--no-reduce", no_reduce,
@@ -142,7 +146,11 @@ void add_verify(CLI::App& app, Action& run) {
       ir::Case c;
       opt.reduce = !no_reduce;
       opt.stages = !no_stages;
+      StageProcesses procs;
+      opt.shards = procs.shards();
       verify::Verdict v = load_and_verify(files, opt, c);
+      // Under mpirun every process reaches the same verdict; process 0 reports it.
+      if (procs.index() != 0) return verify::verdict_exit_code(v.kind);
       ReportInput in{files, label, &c};
       // At most one report replaces the text on stdout; the others go to their files.
       std::vector<std::pair<std::string, std::string>> outs;

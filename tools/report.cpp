@@ -101,7 +101,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
                                {"instances", st.instances},
                                {"obligations", st.obligations},
                                {"seconds", st.seconds},
-                               {"status", st.cached ? "cached" : "proved"}});
+                               {"status", st.cached ? "cached" : "proved"}, {"shard", st.shard}});
   j["placements"] = nlohmann::json::array();
   for (const auto& p : v.placements)
     j["placements"].push_back({{"placement", p.label}, {"obligations", p.obligations}, {"proved", p.proved},

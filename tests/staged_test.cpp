@@ -1,0 +1,57 @@
+// The staged prover spread over threads: the same stages, obligations and
+// verdicts as one thread; a bug is never proved, whichever thread meets it.
+#include <gtest/gtest.h>
+
+#include "corpus/bugs.h"
+#include "corpus/generator.h"
+#include "verify/check.h"
+
+using namespace parity;
+
+namespace {
+
+corpus::GenOptions plan() {
+  corpus::GenOptions o;
+  o.model = "llama3-8b";
+  o.tp = 2;
+  o.pp = 2;
+  o.mb = 2;
+  o.layers = 4;
+  return o;
+}
+
+TEST(StagedThreads, SameResultOnOneAndFourThreads) {
+  ir::Case c = corpus::generate(plan());
+  verify::VerifyOptions one, four;
+  one.threads = 1;
+  four.threads = 4;
+  auto a = verify::verify_case(c, "t", one);
+  auto b = verify::verify_case(c, "t", four);
+  ASSERT_EQ(a.kind, verify::VerdictKind::verified) << a.stage_note;
+  ASSERT_EQ(b.kind, verify::VerdictKind::verified) << b.stage_note;
+  EXPECT_EQ(a.stages, b.stages);
+  EXPECT_EQ(a.unique_stages, b.unique_stages);
+  EXPECT_EQ(a.obligations, b.obligations);
+  ASSERT_EQ(a.stage_list.size(), b.stage_list.size());
+  for (size_t k = 0; k < a.stage_list.size(); ++k) {
+    EXPECT_EQ(a.stage_list[k].hash, b.stage_list[k].hash);
+    EXPECT_EQ(a.stage_list[k].obligations, b.stage_list[k].obligations);
+  }
+}
+
+TEST(StagedThreads, BugsAreNeverProvedOnAnyThreadCount) {
+  for (const char* bug : {"missing-allreduce@layer=3", "accumulator-reset@mb=1", "constant-changed"}) {
+    ir::Case c = corpus::generate(plan());
+    corpus::inject_bug(c, bug);
+    for (unsigned t : {1u, 2u, 4u}) {
+      verify::VerifyOptions o;
+      o.threads = t;
+      auto v = verify::verify_case(c, "t", o);
+      EXPECT_EQ(v.kind, verify::VerdictKind::mismatch) << bug << " on " << t << " threads";
+      EXPECT_TRUE(v.stage_list.empty());
+      EXPECT_FALSE(v.stage_note.empty());
+    }
+  }
+}
+
+}  // namespace
