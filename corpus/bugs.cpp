@@ -508,11 +508,53 @@ std::vector<Bug> make_bugs() {
       });
 
   // Pipelines, microbatches, tied parameters.
-  add("tied-updated-apart", "the tied embedding / LM head gradients are not exchanged between the first and last stage",
+  add("tied-updated-apart",
+      "the tied embedding / LM head gradient all-reduce between the first and last stage is "
+      "dropped on the first "
+      "stage (the two copies drift apart)",
       "a tied model (gpt-small) with pp > 1", [](Ctx& x) {
-        bypass(x, x.first([](const ir::Op& op) { return result_starts(op, "grad.tied.") && op.kind == "add"; },
-                          "a tied-parameter gradient exchange"));
+        bypass(x, x.first(
+                      [](const ir::Op& op) {
+                        return result_starts(op, "grad.tied.") && op.kind == "allreduce";
+                      },
+                      "a tied-parameter gradient all-reduce"));
       });
+  // Pairs each first-stage rank of a tied all-reduce's groups with the
+  // last-stage rank of the next tp coordinate.
+  auto shift_tied_groups = [](Ctx& x, bool last_stage_only) {
+    const ir::Mesh& m = x.c.plan.mesh;
+    auto ti = m.axis_index("tp");
+    if (!ti || m.axes[*ti].size < 2) bad("'" + x.site.name + "' needs tp > 1");
+    auto ats = x.find(
+        [](const ir::Op& op) { return result_starts(op, "grad.tied.") && op.kind == "allreduce"; });
+    if (ats.empty())
+      bad("'" + x.site.name + "' needs a tied-parameter gradient all-reduce (gpt-small, pp > 1)");
+    if (last_stage_only) ats.erase(ats.begin(), ats.end() - 1);
+    for (Loc& at : ats)
+      mutate(x, at, [&](ir::Op& o) {
+        ir::Groups gs = std::get<ir::Groups>(o.attrs.at("groups"));
+        for (auto& g : gs) {
+          ir::Coord c = m.coord_of(g.back());
+          c[*ti] = (c[*ti] + 1) % m.axes[*ti].size;
+          g.back() = m.rank_of(c);
+        }
+        o.attrs["groups"] = gs;
+      });
+  };
+  add("tied-wrong-group",
+      "the tied embedding / LM head gradient is all-reduced over groups pairing each first-stage "
+      "rank with the "
+      "last-stage rank of the next tp coordinate (the embedding group built from the wrong ranks)",
+      "a tied model (gpt-small) with pp > 1 and tp > 1",
+      [shift_tied_groups](Ctx& x) { shift_tied_groups(x, false); });
+  add(
+      "tied-group-mismatch",
+      "only the last stage builds the tied embedding's gradient group from the wrong ranks: the "
+      "two stages' "
+      "all-reduces name different groups (structural: no matching collective)",
+      "a tied model (gpt-small) with pp > 1 and tp > 1",
+      [shift_tied_groups](Ctx& x) { shift_tied_groups(x, true); }, 2,
+      "which issues no collective over that group");
   add("early-grad-reduction",
       "the dp gradient reduction is launched before the last microbatch finished (at @mb, default M-2)",
       "dp > 1, mb > 1", [](Ctx& x) {
@@ -607,7 +649,9 @@ std::vector<Bug> make_bugs() {
         auto types = types_of(x.c.plan, *at.prog);
         const std::string v = at.op().results[0];
         const std::string n = types.at(v).shape.at(std::stoul(dim)).str();
-        const std::string shard = "(" + n + ")/dp", rest = "(" + n + ")-(" + n + ")/dp";
+        std::string group;  // the gather's group size: dp, or dp*cp
+        for (const auto& a : axes_of(at.op())) group += (group.empty() ? "" : "*") + a;
+        const std::string shard = "(" + n + ")/(" + group + ")", rest = "(" + n + ")-" + shard;
         // Rotating by one shard: rank r's shard lands where rank r+1's belongs.
         std::string a = fresh(*at.prog, v + ".tail"), b = fresh(*at.prog, v + ".head"),
                     o = fresh(*at.prog, v + ".bug");

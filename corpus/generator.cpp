@@ -189,7 +189,12 @@ class Gen {
       if (o_.mb % o_.pp) bad("--schedule interleaved needs --mb divisible by --pp");
     }
     if (o_.cp_balanced && o_.cp < 2) bad("--cp-balanced needs --cp > 1");
-    if (o_.cp_balanced && o_.sp) bad("--cp-balanced with --sp is not generated");
+    // SP cuts each rank's two balanced chunks in tp pieces; with an odd tp a
+    // piece would straddle the two chunks (not one box of the sequence).
+    if (o_.cp_balanced && o_.sp && o_.tp % 2)
+      bad("--cp-balanced with --sp needs an even --tp (each sequence-parallel piece must lie in "
+          "one of the rank's two "
+          "chunks)");
   }
 
   bool has(const std::string& a) const { return axes_.count(a) > 0; }
@@ -218,19 +223,46 @@ class Gen {
     return s;
   }
 
-  // The dim ZeRO shards a param over dp, or -1 (kept whole when no dim divides).
+  // The axes ZeRO shards over: the data-parallel group with context
+  // parallelism (dp x cp, Megatron's distributed-optimizer group), size-1
+  // axes left out. Position in the group: $dp*cp+$cp.
+  std::vector<std::string> zero_axes() const {
+    std::vector<std::string> v;
+    for (const char* a : {"dp", "cp"})
+      if (has(a)) v.push_back(a);
+    return v;
+  }
+  int64_t zero_n() const {
+    int64_t n = 1;
+    for (const auto& a : zero_axes()) n *= axes_.at(a);
+    return n;
+  }
+  // The group size and this rank's position in it, as dim expressions.
+  std::string zero_size() const {
+    std::string s;
+    for (const auto& a : zero_axes()) s = s.empty() ? a : s + "*" + a;
+    return s;
+  }
+  std::string zero_index() const {
+    auto v = zero_axes();
+    if (v.size() == 2) return "($dp*cp+$cp)";
+    return v.empty() ? "0" : "$" + v[0];
+  }
+  Attrs zero_attr(const char* reduce = nullptr) const { return axes_attr(zero_axes(), reduce); }
+
+  // The dim ZeRO shards a param over dp x cp, or -1 (kept whole when no dim divides).
   int zero_dim(const ParamDef& p) const {
-    if (o_.zero == 0 || !has("dp")) return -1;
+    if (o_.zero == 0 || zero_n() < 2) return -1;
     Shape s = local_shape(p);
     for (size_t k = 0; k < s.size(); ++k)
-      if (eval(s[k]) % axes_.at("dp") == 0) return static_cast<int>(k);
+      if (eval(s[k]) % zero_n() == 0) return static_cast<int>(k);
     return -1;
   }
 
   Shape shard_shape(const ParamDef& p, bool shard) const {
     Shape s = local_shape(p);
     int zd = shard ? zero_dim(p) : -1;
-    if (zd >= 0) s[static_cast<size_t>(zd)] = ddiv(s[static_cast<size_t>(zd)], "dp");
+    if (zd >= 0) s[static_cast<size_t>(zd)] = ddiv(s[static_cast<size_t>(zd)], zero_size());
     return s;
   }
 
@@ -245,8 +277,8 @@ class Gen {
           off = "$" + std::string(axis) + "*" + par(size);
         }
       if (static_cast<int>(k) == zd) {
-        size = ddiv(size, "dp");
-        off = dadd(off, "$dp*" + par(size));
+        size = ddiv(size, zero_size());
+        off = dadd(off, zero_index() + "*" + par(size));
       }
       r.push_back({off, size});
     }
@@ -275,7 +307,8 @@ class Gen {
     std::vector<std::string> v;
     if (p.tp_dim >= 0 && has("tp")) v.push_back("tp");
     if (expert(p) && has("ep")) v.push_back("ep");
-    if (grad_sharded(p)) v.push_back("dp");
+    if (grad_sharded(p))
+      for (const auto& a : zero_axes()) v.push_back(a);
     return v;
   }
 
@@ -290,6 +323,21 @@ class Gen {
       pl.region.push_back(ir::Range{ir::DimExpr::parse(off), ir::DimExpr::parse(size)});
     pl.axes = partial;
     plan_.placements.push_back(std::move(pl));
+  }
+
+  // {first stage rank, last stage rank} for every coordinate of the other
+  // axes, in rank order: the groups of the tied embedding's gradient allreduce.
+  ir::Groups tied_groups() const {
+    const ir::Mesh& m = plan_.mesh;
+    const size_t pi = *m.axis_index("pp");
+    ir::Groups gs;
+    for (int64_t r = 0; r < m.num_ranks(); ++r) {
+      ir::Coord c = m.coord_of(r);
+      if (c[pi] != 0) continue;
+      c[pi] = o_.pp - 1;
+      gs.push_back({r, m.rank_of(c)});
+    }
+    return gs;
   }
 
   void stage(int64_t s);
@@ -448,11 +496,14 @@ void Gen::stage(int64_t s) {
       if (zd < 0) return name;
       auto it = gathered.find(name);
       if (it != gathered.end()) return it->second;
-      return gathered[name] = be.op("allgather", {name}, [&] {
-        Attrs a = axes_attr({"dp"});
-        a.push_back({"dim", zd});
-        return a;
-      }(), "gathered." + name);
+      return gathered[name] = be.op(
+                 "allgather", {name},
+                 [&] {
+                   Attrs a = zero_attr();
+                   a.push_back({"dim", zd});
+                   return a;
+                 }(),
+                 "gathered." + name);
     };
     c.em = &be;
     Data dm = d;
@@ -519,7 +570,7 @@ void Gen::stage(int64_t s) {
   auto early_shard = [&](Emitter& be, const ParamDef& p, const std::string& g) {
     int zd = zero_dim(p);
     if (o_.zero != 2 || zd < 0) return g;
-    Attrs a = axes_attr({"dp"}, "sum");
+    Attrs a = zero_attr("sum");
     a.push_back({"dim", zd});
     return be.op("reduce_scatter", {g}, a, "grad.shard." + p.name);
   };
@@ -554,7 +605,7 @@ void Gen::stage(int64_t s) {
         if (zd < 0) return name;
         auto it = f.gathered.find(name);
         if (it != f.gathered.end()) return it->second;
-        Attrs a = axes_attr({"dp"});
+        Attrs a = zero_attr();
         a.push_back({"dim", zd});
         return f.gathered[name] = e.op("allgather", {name}, a, "gathered." + name);
       };
@@ -709,25 +760,23 @@ void Gen::stage(int64_t s) {
     if (!axes.empty() && !gshard && !tied_apart && o_.marks != "io")
       place(prog, g, grad_name(p->name), param_region(*p, false), axes);
     if (gshard) {
-      // ZeRO-2/3: the dp part of the reduction already scattered (per
+      // ZeRO-2/3: the dp x cp part of the reduction already scattered (per
       // microbatch); the other data axes still sum.
       std::vector<std::string> rest;
+      const auto za = zero_axes();
       for (const auto& a : axes)
-        if (a != "dp") rest.push_back(a);
+        if (std::find(za.begin(), za.end(), a) == za.end()) rest.push_back(a);
       if (!rest.empty()) g = e.op("allreduce", {g}, axes_attr(rest, "sum"), "grad.reduced." + p->name);
     } else if (!axes.empty()) {
       g = e.op("allreduce", {g}, axes_attr(axes, "sum"), "grad.reduced." + p->name);
     }
     if (tied_apart) {
-      // Tied embedding / LM head on the first and last stage: exchange and add.
-      const std::string peer = first ? std::to_string(o_.pp - 1) : "0";
-      const Attrs at = {{"peer", coords({{"pp", peer}})}, {"tag", expr("5000")}};
-      e.op0("send", {g}, at);
-      Attrs ra = at;
-      ra.push_back({"shape", ints(shard_shape(*p, gshard))});
-      ra.push_back({"dtype", "f32"});
-      std::string other = e.op("recv", {}, ra, "grad.tied_peer." + p->name);
-      g = e.op("add", {g, other}, {}, "grad.tied." + p->name);
+      // Tied embedding / LM head on the first and last stage (Megatron's
+      // embedding group): the two copies' gradients are all-reduced over the
+      // explicit group {first stage rank, last stage rank} of each coordinate
+      // of the other axes. Both stage programs issue it over the same groups.
+      g = e.op("allreduce", {g}, {{"groups", groups(tied_groups())}, {"reduce", "sum"}},
+               "grad.tied." + p->name);
     }
     std::string out = e.op("identity", {g}, {}, grad_name(p->name));
     final_name[p->name] = out;
@@ -753,8 +802,9 @@ void Gen::stage(int64_t s) {
         bool gather = zd >= 0 && !zero3;
         if (gather) {
           Shape local = local_shape(*p);
-          std::string sz = ddiv(local[static_cast<size_t>(zd)], "dp");
-          const Attrs at = {{"dim", zd}, {"offset", expr("$dp*" + par(sz))}, {"size", expr(sz)}};
+          std::string sz = ddiv(local[static_cast<size_t>(zd)], zero_size());
+          const Attrs at = {
+              {"dim", zd}, {"offset", expr(zero_index() + "*" + par(sz))}, {"size", expr(sz)}};
           w = e.op("slice", {w}, at, "shard." + p->name);
           // ZeRO-1 holds the whole reduced gradient; the update uses its shard.
           if (!grad_sharded(*p)) g = e.op("slice", {g}, at, "shard.g." + p->name);
@@ -764,7 +814,7 @@ void Gen::stage(int64_t s) {
         auto r = adamw(e, w, g, mv, vv, {np, new_moment_name(p->name, 0), new_moment_name(p->name, 1)},
                        StepConsts{});
         if (gather) {
-          Attrs a = axes_attr({"dp"});
+          Attrs a = zero_attr();
           a.push_back({"dim", zd});
           r[0] = e.op("allgather", {r[0]}, a, new_param_name(p->name));
         }

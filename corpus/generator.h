@@ -10,6 +10,8 @@
 //        after each microbatch and accumulated as shards; 3: params held as
 //        dp shards and all-gathered before use in the forward and again in
 //        the backward (their gradients come back reduce-scattered by autodiff).
+//        With CP the shards go over dp x cp (Megatron's data-parallel group
+//        with context parallelism).
 //   TP   column/row-parallel linears, heads split, vocab-parallel embedding
 //        and cross-entropy; SP: sequence-split residual stream.
 //   CP   sequence split; K/V all-gathered; causal softmax with query offsets.

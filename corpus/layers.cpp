@@ -286,7 +286,18 @@ std::string Ctx::at(const std::string& axis, const std::string& chunk) const {
   return has(axis) ? "$" + axis + "*" + par(chunk) : "0";
 }
 
-std::string Ctx::res_off() const { return sp ? dadd(s_off, at("tp", split(s_size, "tp"))) : s_off; }
+std::string Ctx::res_off() const {
+  if (!sp) return s_off;
+  if (s_off2.empty() || !has("tp")) return dadd(s_off, at("tp", split(s_size, "tp")));
+  // Balanced CP: the local sequence is chunk s_off then chunk s_off2 (half
+  // each); SP cuts it in tp pieces, tp even, so the first tp/2 pieces lie in
+  // the first chunk and the others in the second: piece $tp sits at
+  // s_off + j*piece, or s_off2 + j*piece, j = $tp mod tp/2.
+  const std::string piece = res_size();
+  if (size("tp") == 2) return "(1-$tp)*" + par(s_off) + "+$tp*" + par(s_off2);
+  const std::string h = "($tp-$tp%(tp/2))/(tp/2)", j = "$tp%(tp/2)";
+  return "(1-" + h + ")*" + par(s_off) + "+" + h + "*" + par(s_off2) + "+" + j + "*" + par(piece);
+}
 std::string Ctx::res_size() const { return sp ? split(s_size, "tp") : s_size; }
 std::string Ctx::tokens() const { return dmul(b_size, s_size); }
 std::string Ctx::res_tokens() const { return dmul(b_size, res_size()); }
@@ -300,8 +311,12 @@ void Ctx::mark(const std::string& value, const std::string& spec_value, const Re
     for (size_t d = 0; d < r.size(); ++d) {
       if (r[d].first != s_off || r[d].second != s_size) continue;
       // A region is one box: the two chunks of the local sequence get one each.
+      // A partial sum is placed for the first chunk only: the verifier sums
+      // a partial placement's addends by spec value, axes and the other
+      // coordinates (not by region), so two chunks of one rank would be added
+      // into one sum.
       const std::string half = half_chunk();
-      for (int h = 0; h < 2; ++h) {
+      for (int h = 0; h < (partial.empty() ? 2 : 1); ++h) {
         Region rh = r;
         rh[d] = {h ? s_off2 : s_off, half};
         std::string v = em->op("slice", {value},
@@ -410,12 +425,14 @@ std::string embed(Emitter& e, Ctx& c, const Data& d) {
   if (gpt) {
     c.mark(x, tok_name, c.res_region("H"));
     std::string pos = c.param("wpe");
-    if (!c.s_off2.empty())
+    if (!c.s_off2.empty()) {
       pos = e.op("concat",
                  {slice(e, pos, 0, c.s_off, c.half_chunk(), "embed.pos0"),
                   slice(e, pos, 0, c.s_off2, c.half_chunk(), "embed.pos1")},
-                 {{"dim", 0}}, "embed.pos");
-    else if (c.res_off() != "0" || c.res_size() != "S")
+                 {{"dim", 0}}, c.sp && c.has("tp") ? "embed.pos_local" : "embed.pos");
+      if (c.sp && c.has("tp"))  // this rank's SP piece of the two chunks
+        pos = slice(e, pos, 0, c.at("tp", c.res_size()), c.res_size(), "embed.pos");
+    } else if (c.res_off() != "0" || c.res_size() != "S")
       pos = slice(e, pos, 0, c.res_off(), c.res_size(), "embed.pos");
     x = e.op("add", {x, pos}, {}, kEmbedOut);
   }

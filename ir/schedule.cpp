@@ -29,6 +29,7 @@ struct Sim {
   DiagList& out;
   std::map<std::vector<int64_t>, int64_t> group_ids;
   std::vector<std::vector<int64_t>> groups;
+  std::set<int64_t> explicit_groups;  // named by a `groups` attribute
   std::vector<std::vector<Event>> events;
   std::vector<const Program*> prog_of;
   bool failed = false;
@@ -64,8 +65,11 @@ struct Sim {
         events[rank].push_back({&op, Event::coll, intern(p.mesh.group_along(rank, std::get<Strings>(*ax))), -1, 0, iter});
       } else if (const Attr* gr = op.attr("groups"); gr && std::holds_alternative<Groups>(*gr)) {
         for (const auto& grp : std::get<Groups>(*gr))
-          if (std::find(grp.begin(), grp.end(), rank) != grp.end())
-            events[rank].push_back({&op, Event::coll, intern(grp), -1, 0, iter});
+          if (std::find(grp.begin(), grp.end(), rank) != grp.end()) {
+            int64_t id = intern(grp);
+            explicit_groups.insert(id);
+            events[rank].push_back({&op, Event::coll, id, -1, 0, iter});
+          }
       } else if (op.kind == "send" || op.kind == "recv") {
         Coord c = p.mesh.coord_of(rank);
         for (const auto& [axis, e] : std::get<Coords>(*op.attr("peer"))) {
@@ -124,6 +128,78 @@ struct Sim {
     return r + "]";
   }
 
+  // "allreduce (reduce=sum) of [4,8]"
+  std::string coll_str(int64_t rank, const Event& e) {
+    std::string s = e.op->kind;
+    std::string a;
+    for (const char* k : {"reduce", "dim", "split_dim", "concat_dim", "root"})
+      if (const Attr* x = e.op->attr(k))
+        a += (a.empty() ? "" : ", ") + std::string(k) + "=" + attr_str(*x);
+    if (!a.empty()) s += " (" + a + ")";
+    return s + " of " + shape_str(type_of(rank, *e.op, true));
+  }
+
+  std::string group_str(int64_t g) const {
+    std::string s = "{";
+    for (size_t i = 0; i < groups[g].size(); ++i)
+      s += (i ? ", " : "") + p.mesh.rank_str(groups[g][i]);
+    return s + "}";
+  }
+
+  // An explicit group whose members run different programs: each member's
+  // sequence of collectives over the group must agree position by position
+  // (kind, attributes, operand shape) with the first member's. Within one
+  // program the ops are the same; across programs nothing else says so.
+  void match_explicit_groups() {
+    std::map<int64_t, std::map<int64_t, std::vector<const Event*>>> seq;  // group -> rank -> events
+    for (int64_t g : explicit_groups) {
+      const Program* first = prog_of[groups[g][0]];
+      bool mixed = false;
+      for (int64_t r : groups[g]) mixed |= prog_of[r] != first;
+      if (mixed) seq[g];
+    }
+    if (seq.empty()) return;
+    for (size_t r = 0; r < events.size(); ++r)
+      for (const auto& e : events[r])
+        if (e.kind == Event::coll)
+          if (auto it = seq.find(e.group); it != seq.end())
+            it->second[static_cast<int64_t>(r)].push_back(&e);
+    for (auto& [g, by_rank] : seq) {
+      const int64_t r0 = groups[g][0];
+      const auto& ref = by_rank[r0];
+      for (int64_t q : groups[g]) {
+        if (q == r0) continue;
+        const auto& mine = by_rank[q];
+        const std::string who =
+            " of rank " + p.mesh.rank_str(r0) + " (program '" + prog_of[r0]->name + "')";
+        for (size_t k = 0; k < std::max(ref.size(), mine.size()); ++k) {
+          const std::string nth =
+              "collective #" + std::to_string(k + 1) + " over the explicit group " + group_str(g);
+          if (k >= mine.size()) {
+            err(q, nullptr,
+                nth + " is missing: this rank issues only " + std::to_string(mine.size()) +
+                    " collectives over the group; expected " + coll_str(r0, *ref[k]) + " as " +
+                    where(*ref[k]) + who);
+          } else if (k >= ref.size()) {
+            err(q, mine[k]->op,
+                nth + " at " + where(*mine[k]) + " has no counterpart: rank " +
+                    p.mesh.rank_str(r0) + " (program '" + prog_of[r0]->name + "') issues only " +
+                    std::to_string(ref.size()) + " collectives over the group");
+          } else if (!same_collective(*ref[k], *mine[k]) ||
+                     type_of(q, *mine[k]->op, true) != type_of(r0, *ref[k]->op, true)) {
+            err(q, mine[k]->op,
+                nth + " is " + coll_str(q, *mine[k]) + " at " + where(*mine[k]) + "; expected " +
+                    coll_str(r0, *ref[k]) + " as " + where(*ref[k]) + who);
+          } else {
+            continue;
+          }
+          break;
+        }
+        if (out.items.size() >= 8) return;
+      }
+    }
+  }
+
   void run() {
     int64_t n = p.mesh.num_ranks();
     events.resize(n);
@@ -138,6 +214,8 @@ struct Sim {
       // Too large to unroll: the verifier checks the schedule on the reduced mesh.
       if (total > budget) return;
     }
+    if (failed) return;
+    match_explicit_groups();
     if (failed) return;
 
     std::vector<size_t> pc(n, 0);

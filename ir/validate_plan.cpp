@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -81,32 +82,89 @@ std::string coord_str(const Bindings& b) {
   return s;
 }
 
-void check_groups(const Plan& p, const Program& prog, const Graph& g, const Diag& where, DiagList& out) {
+std::string group_str(const Plan& p, const std::vector<int64_t>& g) {
+  std::string s = "{";
+  for (size_t i = 0; i < g.size(); ++i) s += (i ? ", " : "") + p.mesh.rank_str(g[i]);
+  return s + "}";
+}
+
+// The collectives of every program that name explicit groups: group (as
+// listed) -> program -> the first such op, for matching across programs.
+using GroupIndex = std::map<std::vector<int64_t>, std::map<const Program*, const Op*>>;
+
+void index_groups(const Program& prog, const Graph& g, GroupIndex& idx) {
   for (const auto& op : g.ops) {
-    for (const auto& r : op.regions) check_groups(p, prog, r, where, out);
+    for (const auto& r : op.regions) index_groups(prog, r, idx);
     const Attr* a = op.attr("groups");
     if (!a || !std::holds_alternative<Groups>(*a)) continue;
-    // Explicit groups must partition exactly the ranks that run this program.
+    for (const auto& grp : std::get<Groups>(*a)) idx[grp].emplace(&prog, &op);
+  }
+}
+
+void check_groups(const Plan& p, const Program& prog, const Graph& g, const GroupIndex& idx,
+                  const Diag& where, DiagList& out) {
+  for (const auto& op : g.ops) {
+    for (const auto& r : op.regions) check_groups(p, prog, r, idx, where, out);
+    const Attr* a = op.attr("groups");
+    if (!a || !std::holds_alternative<Groups>(*a)) continue;
+    // Every rank of this program is in exactly one group. A group may also
+    // name ranks of other programs (a tied embedding shared by the first and
+    // last pipeline stage): each of those must run a program that issues a
+    // collective over the same group (the schedule check then matches the
+    // sequences position by position).
     std::map<int64_t, int> seen;
     Diag d = where;
     d.op = op.label();
     bool bad = false;
-    for (const auto& grp : std::get<Groups>(*a))
+    for (const auto& grp : std::get<Groups>(*a)) {
+      bool outside = false;
       for (int64_t r : grp) {
         if (r < 0 || r >= p.mesh.num_ranks()) {
           d.message = "group names rank " + std::to_string(r) + ", outside the mesh of " + std::to_string(p.mesh.num_ranks()) + " ranks";
           out.add(d);
-          bad = true;
-        } else if (p.program_of(r) != &prog) {
-          d.message = "group names rank " + p.mesh.rank_str(r) + ", which does not run program '" + prog.name + "'";
+          bad = outside = true;
+        } else if (!p.program_of(r)) {
+          d.message = "group names rank " + p.mesh.rank_str(r) + ", which runs no program";
           out.add(d);
-          bad = true;
+          bad = outside = true;
         } else if (seen[r]++) {
           d.message = "rank " + p.mesh.rank_str(r) + " is in more than one group: the groups are not a partition";
           out.add(d);
           bad = true;
         }
       }
+      if (outside) continue;
+      for (int64_t r : grp) {
+        const Program* other = p.program_of(r);
+        if (other == &prog) continue;
+        auto it = idx.find(grp);
+        if (it != idx.end() && it->second.count(other)) continue;
+        // Say whether the other program lists the same ranks in another order.
+        std::string hint;
+        std::vector<int64_t> sorted = grp;
+        std::sort(sorted.begin(), sorted.end());
+        for (const auto& [lg, progs] : idx) {
+          std::vector<int64_t> s2 = lg;
+          std::sort(s2.begin(), s2.end());
+          if (s2 == sorted && progs.count(other)) {
+            hint = " (its '" + progs.at(other)->label() + "' lists these ranks in another order, " +
+                   group_str(p, lg) +
+                   "; positions in a group are its list order, so the order must agree)";
+            break;
+          }
+        }
+        d.rank = p.mesh.rank_str(r);
+        d.message = "member of group " + group_str(p, grp) + " of this " + op.kind +
+                    ", but runs program '" + other->name +
+                    "', which issues no collective over that group" + hint +
+                    ": expected a matching " + op.kind + " over the same group in program '" +
+                    other->name + "'";
+        out.add(d);
+        d.rank.clear();
+        bad = true;
+        break;
+      }
+    }
     if (bad) continue;
     for (int64_t r = 0; r < p.mesh.num_ranks(); ++r)
       if (p.program_of(r) == &prog && !seen.count(r)) {
@@ -164,10 +222,12 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   Bindings b = p.dims;
   for (const auto& a : p.mesh.axes) b[a.name] = a.size;
   std::map<std::string, TypeMap> types;
+  GroupIndex groups;
+  for (const auto& prog : p.programs) index_groups(prog, prog.graph, groups);
   for (const auto& prog : p.programs) {
     Diag where{file, prog.name, "", "", ""};
     types[prog.name] = check_graph(prog.graph, b, &p.mesh, where, out);
-    check_groups(p, prog, prog.graph, where, out);
+    check_groups(p, prog, prog.graph, groups, where, out);
   }
 
   // Placements.

@@ -168,6 +168,12 @@ std::vector<Checked> checked() {
   gen("llama3_cp2_balanced", "llama3-8b", [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; });
   gen("gpt_pp2_vpp2_mb2_interleaved_tied", "gpt-small",
       [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.schedule = "interleaved"; });
+  gen("gpt_pp3_tp2_tied", "gpt-small",
+      [](GenOptions& o) { o.pp = 3, o.tp = 2, o.step = Step::grads; });
+  gen("llama3_cp2_balanced_tp2_sp", "llama3-8b", [](GenOptions& o) {
+    o.cp = 2, o.cp_balanced = true, o.tp = 2, o.sp = true, o.step = Step::grads;
+  });
+  gen("llama3_dp2_cp2_zero2", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.cp = 2, o.zero = 2; });
 
   auto bug = [&](const std::string& b, const std::string& model, const std::function<void(GenOptions&)>& f,
                  int exit = 1, const std::string& err = "") {
@@ -197,6 +203,10 @@ std::vector<Checked> checked() {
   bug("per-microbatch-mean", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2; });
   bug("norm-counts-replica", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.step = Step::clip; });
   bug("tied-updated-apart", "gpt-small", [](GenOptions& o) { o.pp = 2; });
+  bug("tied-wrong-group", "gpt-small", [](GenOptions& o) { o.pp = 2, o.tp = 2; });
+  bug(
+      "tied-group-mismatch", "gpt-small", [](GenOptions& o) { o.pp = 2, o.tp = 2; }, 2,
+      "which issues no collective over that group");
   bug("early-grad-reduction", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2; });
   bug("accumulator-reset@mb=1", "llama3-8b", [](GenOptions& o) { o.mb = 3; });
   bug("wrong-pp-peer", "llama3-8b", [](GenOptions& o) { o.pp = 2; }, 2, "outside the mesh");
