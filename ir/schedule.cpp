@@ -309,7 +309,7 @@ struct Sim {
 
 void check_schedule(const Plan& p, const std::map<std::string, TypeMap>& types, const std::string& file, DiagList& out,
                     size_t budget) {
-  Sim s{p, types, file, out, {}, {}, {}, {}};
+  Sim s{p, types, file, out, {}, {}, {}, {}, {}};
   s.budget = budget;
   s.run();
 }

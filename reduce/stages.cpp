@@ -218,7 +218,9 @@ void StageGraph::build_stages() {
     };
     spec_visit(sid, true);
     // Obligations.
-    using PKey = std::tuple<std::vector<std::string>, std::string, std::vector<int64_t>>;
+    // The region is part of the key: one rank may place two partial sums on
+    // two regions of one spec value (balanced context-parallel chunks).
+    using PKey = std::tuple<std::vector<std::string>, std::string, std::vector<int64_t>, std::vector<int64_t>>;
     std::map<PKey, size_t> partial_at;
     for (int32_t id : placed_on_.at(y)) {
       const Node& nd = nodes_[static_cast<size_t>(id)];
@@ -235,7 +237,10 @@ void StageGraph::build_stages() {
         for (const auto& a : P.axes) c[*p.mesh.axis_index(a)] = -1;
         std::vector<std::string> axes = P.axes;
         std::sort(axes.begin(), axes.end());
-        PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c};
+        std::vector<int64_t> off;
+        ir::Bindings b = bindings(nd);
+        for (const auto& d : P.region) off.push_back(d.offset.eval(b));
+        PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c, off};
         auto it = partial_at.find(k);
         if (it == partial_at.end()) {
           partial_at[k] = s.obligations.size();

@@ -85,7 +85,9 @@ TEST(TiedEmbedding, GradientAllReducedOverFirstAndLastStage) {
                         }),
                 nullptr);
     }
-    if (pp > 2) EXPECT_EQ(find_op(c.plan.programs[1], is_tied_allreduce), nullptr);
+    if (pp > 2) {
+      EXPECT_EQ(find_op(c.plan.programs[1], is_tied_allreduce), nullptr);
+    }
     expect_verified(c, "gpt_pp" + std::to_string(pp));
   }
 }

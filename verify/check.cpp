@@ -336,7 +336,10 @@ class Checker {
     // Partial placements: group the instances that sum together.
     // Keyed by what is summed, not by placement: in a per-rank (MPMD) plan the
     // members of one partial sum are placed by different programs.
-    using PartialKey = std::tuple<std::string, std::vector<std::string>, std::string, std::vector<int64_t>>;
+    // The region is part of the key: one rank may place two partial sums on
+    // two regions of one spec value (balanced context-parallel chunks).
+    using PartialKey =
+        std::tuple<std::string, std::vector<std::string>, std::string, std::vector<int64_t>, std::vector<int64_t>>;
     std::map<PartialKey, std::vector<size_t>> partial_groups;
     auto key_of = [&](size_t i) {
       const ir::Placement& pl = p.placements[inst[i].placement];
@@ -344,7 +347,9 @@ class Checker {
       for (const auto& a : pl.axes) c[*p.mesh.axis_index(a)] = -1;
       std::vector<std::string> axes = pl.axes;
       std::sort(axes.begin(), axes.end());
-      return PartialKey{pl.spec_value, axes, inst[i].iter, c};
+      std::vector<int64_t> off;
+      for (const auto& d : pl.region) off.push_back(d.offset.eval(inst[i].b));
+      return PartialKey{pl.spec_value, axes, inst[i].iter, c, off};
     };
     for (size_t i = 0; i < inst.size(); ++i) {
       const ir::Placement& pl = p.placements[inst[i].placement];

@@ -55,8 +55,12 @@ class StageProver {
     std::unordered_map<int32_t, T> seeded, computed;
     // Partial seeds: the members of one sum, when all are inputs of the stage,
     // are seeded so that they add up to the spec region; otherwise each is free.
-    using GKey = std::tuple<uint32_t, std::string, std::vector<int64_t>>;
+    // Members of one sum: same spec value, summed axes, iteration, other
+    // coordinates and region (they may be placed by different programs).
+    using GKey = std::tuple<std::string, std::vector<std::string>, std::string, std::vector<int64_t>,
+                            std::vector<int64_t>>;
     std::map<GKey, std::vector<int32_t>> groups;
+    std::map<GKey, uint32_t> group_placement;  // a placement of the group, for its region
     for (int32_t id : st.plan_inputs) {
       const reduce::Node& nd = nodes[static_cast<size_t>(id)];
       const ir::Placement* seed = nullptr;
@@ -76,12 +80,20 @@ class StageProver {
         continue;
       }
       seed_idx = nd.placements[0];
+      const ir::Placement& S = p.placements[seed_idx];
       ir::Coord c = p.mesh.coord_of(nd.rank);
-      for (const auto& a : p.placements[seed_idx].axes) c[*p.mesh.axis_index(a)] = -1;
-      groups[{seed_idx, nd.instr >= 0 ? g_.instr(nd).iter : "", c}].push_back(id);
+      for (const auto& a : S.axes) c[*p.mesh.axis_index(a)] = -1;
+      std::vector<std::string> axes = S.axes;
+      std::sort(axes.begin(), axes.end());
+      std::vector<int64_t> off;
+      ir::Bindings b = g_.bindings(nd);
+      for (const auto& d : S.region) off.push_back(d.offset.eval(b));
+      GKey key{S.spec_value, axes, nd.instr >= 0 ? g_.instr(nd).iter : "", c, off};
+      groups[key].push_back(id);
+      group_placement[key] = seed_idx;
     }
     for (auto& [key, members] : groups) {
-      const ir::Placement& P = p.placements[std::get<0>(key)];
+      const ir::Placement& P = p.placements[group_placement.at(key)];
       int64_t want = 1;
       for (const auto& a : P.axes) want *= p.mesh.axes[*p.mesh.axis_index(a)].size;
       const reduce::Node& first = nodes[static_cast<size_t>(members[0])];
