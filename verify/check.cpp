@@ -157,8 +157,14 @@ struct Obl {
 
 class Checker {
  public:
-  Checker(const ir::Case& c, const std::string& file, const VerifyOptions& opt, bool validated = false)
-      : c_(c), file_(file), opt_(opt), validated_(validated) {}
+  // `numeric_first`: before building symbolic terms for a large plan, run it
+  // numerically at the screening points; a divergence re-checked in extended
+  // precision is a counterexample without the (memory-hungry) symbolic run.
+  // `hint`: where the staged prover found terms that differ; the numeric
+  // search looks there first.
+  Checker(const ir::Case& c, const std::string& file, const VerifyOptions& opt, bool validated = false,
+          bool numeric_first = false, const StageFailure* hint = nullptr)
+      : c_(c), file_(file), opt_(opt), validated_(validated), numeric_first_(numeric_first), hint_(hint) {}
 
   Verdict run() {
     progress_start(opt_.progress, "building the whole plan's terms");
@@ -240,6 +246,13 @@ class Checker {
         v.reason = "the plan unrolls to more than " + std::to_string(opt_.max_rank_instructions) +
                    " rank-instructions after reduction (see the reduction notes for what could not be reduced)";
         return v;
+      }
+      if (numeric_first_ && total > opt_.numeric_first_above) {
+        progress_start(opt_.progress, "evaluating the plan numerically");
+        try {
+          if (auto v = refute_numerically(st, tt, sym_in, points)) return *v;
+        } catch (const ir::EvalError&) {  // the symbolic run below reports it
+        }
       }
     }
 
@@ -327,12 +340,11 @@ class Checker {
     return p;
   }
 
-  std::vector<Obl> build_obligations(const Setup& st, const std::vector<Instance<TermId>>& inst,
-                                     const std::map<std::string, Tensor<TermId>>& spec_env, TermTable& tt) {
-    std::vector<Obl> out;
+  // The placed instances grouped into obligations, in execution order: a
+  // region placement alone, the members of a partial sum together.
+  template <class S>
+  std::vector<std::vector<size_t>> group_instances(const std::vector<Instance<S>>& inst) const {
     const ir::Plan& p = c_.plan;
-    std::map<std::string, std::vector<bool>> covered;
-    for (const auto& o : c_.spec->graph.outputs) covered[o].assign(static_cast<size_t>(ir::sem::num_el(st.spec_shapes.at(o))), false);
     // Partial placements: group the instances that sum together.
     // Keyed by what is summed, not by placement: in a per-rank (MPMD) plan the
     // members of one partial sum are placed by different programs.
@@ -370,6 +382,122 @@ class Checker {
       emitted[key] = true;
       ordered.push_back(partial_groups[key]);
     }
+    return ordered;
+  }
+
+  // Numeric run of spec and plan at `pt` (inputs ordered as the variables of `tt`).
+  template <class F>
+  std::pair<std::map<std::string, Tensor<F>>, std::vector<Instance<F>>> run_numeric(
+      const Setup& st, const TermTable& tt, const std::map<std::string, Tensor<TermId>>& sym_in,
+      const std::vector<double>& pt) {
+    ir::NumDomain<F> nd;
+    std::map<std::string, Tensor<F>> in;
+    for (const auto& [name, t] : sym_in) {
+      Tensor<F> x;
+      x.shape = t.shape;
+      for (TermId id : t.data) x.data.push_back(static_cast<F>(pt[static_cast<size_t>(tt.node(id).aux)]));
+      in[name] = std::move(x);
+    }
+    auto spec_env = ir::run_graph(nd, c_.spec->graph, st.dims, in);
+    auto inst = run_plan<F>(st, nd, in);
+    return {std::move(spec_env), std::move(inst)};
+  }
+
+  // The first placed element (in execution order) whose spec and plan values
+  // differ at a screening point, confirmed in extended precision; nullopt when
+  // none differs (the symbolic check then decides).
+  std::optional<Verdict> refute_numerically(const Setup& st, const TermTable& tt,
+                                            const std::map<std::string, Tensor<TermId>>& sym_in,
+                                            const std::vector<std::vector<double>>& points) {
+    const ir::Plan& p = c_.plan;
+    // (spec, plan) of element `e` of obligation group `gi`.
+    auto value_at = [&](const auto& run, const std::vector<std::vector<size_t>>& groups, size_t gi, int64_t e) {
+      const auto& [spec_env, inst] = run;
+      const auto& first = inst[groups[gi][0]];
+      const ir::Placement& pl = p.placements[first.placement];
+      const auto& spec_t = spec_env.at(pl.spec_value);
+      auto idx = first.value.index_of(e);
+      for (size_t k = 0; k < pl.region.size(); ++k) idx[k] += pl.region[k].offset.eval(first.b);
+      long double plan = 0;
+      for (size_t m : groups[gi]) plan += inst[m].value.data[static_cast<size_t>(e)];
+      return std::pair<double, double>{static_cast<double>(spec_t.data[static_cast<size_t>(spec_t.flat(idx))]),
+                                       static_cast<double>(plan)};
+    };
+    for (size_t k = 0; k < points.size(); ++k) {
+      auto run = run_numeric<double>(st, tt, sym_in, points[k]);
+      auto groups = group_instances(run.second);
+      size_t g = 0;
+      int64_t e = -1;
+      bool at_hint = false;
+      // The element where the stage's terms differ, if it differs here too:
+      // the divergence at its source rather than where it grew past the tolerance.
+      if (hint_)
+        for (size_t gi = 0; gi < groups.size() && e < 0; ++gi) {
+          const auto& in = run.second[groups[gi][0]];
+          if (in.placement != hint_->placement || in.rank != hint_->rank || in.iter != hint_->iter) continue;
+          if (hint_->elem >= in.value.size()) break;
+          auto [a, b] = value_at(run, groups, gi, hint_->elem);
+          if (differs(a, b)) g = gi, e = hint_->elem, at_hint = true;
+        }
+      for (size_t gi = 0; gi < groups.size() && e < 0; ++gi)
+        for (int64_t x = 0; x < run.second[groups[gi][0]].value.size(); ++x) {
+          auto [a, b] = value_at(run, groups, gi, x);
+          if (differs(a, b)) {
+            g = gi, e = x;
+            break;
+          }
+        }
+      if (e < 0) continue;
+      // Re-check that element in extended precision (same instances, same order).
+      auto again = run_numeric<long double>(st, tt, sym_in, points[k]);
+      auto groups2 = group_instances(again.second);
+      if (groups2 != groups) continue;
+      auto [sv2, pv2] = value_at(again, groups2, g, e);
+      if (!differs(sv2, pv2)) continue;
+      const auto& first = run.second[groups[g][0]];
+      const ir::Placement& pl = p.placements[first.placement];
+      Counterexample c;
+      c.program = pl.program;
+      c.value = pl.value;
+      c.spec_value = pl.spec_value;
+      c.op = first.op;
+      c.rank = p.mesh.rank_str(first.rank);
+      c.rank_id = first.rank;
+      if (groups[g].size() > 1) c.rank += " (summed over " + std::to_string(groups[g].size()) + " ranks)";
+      c.iter = first.iter;
+      c.plan_index = first.value.index_of(e);
+      c.spec_index = c.plan_index;
+      for (size_t d = 0; d < pl.region.size(); ++d) c.spec_index[d] += pl.region[d].offset.eval(first.b);
+      if (at_hint) {
+        // The stage's terms, over the placed values the stage reads (each
+        // taken equal to its spec region).
+        c.spec_expr = hint_->spec_expr;
+        c.plan_expr = hint_->plan_expr;
+        c.difference = hint_->difference + " (terms over the stage's inputs)";
+      } else {
+        c.spec_expr = c.plan_expr = "(not built: refuted by evaluating the whole plan numerically)";
+      }
+      c.spec_num = sv2;
+      c.plan_num = pv2;
+      c.found_by = "numeric evaluation of the whole plan at random point " + std::to_string(k + 1) + " (seed " +
+                   std::to_string(opt_.seed) + "), re-checked in extended precision";
+      Verdict v;
+      v.kind = VerdictKind::mismatch;
+      v.cex = c;
+      v.failed = 1;
+      v.obligations = 0;
+      return v;
+    }
+    return std::nullopt;
+  }
+
+  std::vector<Obl> build_obligations(const Setup& st, const std::vector<Instance<TermId>>& inst,
+                                     const std::map<std::string, Tensor<TermId>>& spec_env, TermTable& tt) {
+    std::vector<Obl> out;
+    const ir::Plan& p = c_.plan;
+    std::map<std::string, std::vector<bool>> covered;
+    for (const auto& o : c_.spec->graph.outputs) covered[o].assign(static_cast<size_t>(ir::sem::num_el(st.spec_shapes.at(o))), false);
+    std::vector<std::vector<size_t>> ordered = group_instances(inst);
     for (const auto& members : ordered) {
       const Instance<TermId>& first = inst[members[0]];
       const ir::Placement& pl = p.placements[first.placement];
@@ -575,6 +703,8 @@ class Checker {
   std::string file_;
   VerifyOptions opt_;
   bool validated_ = false;
+  bool numeric_first_ = false;
+  const StageFailure* hint_ = nullptr;
   size_t nvars_ = 0;
   size_t instances_ = 0;
   std::string coverage_error_, unknown_reason_;
@@ -587,9 +717,12 @@ class Checker {
 namespace {
 // The lineage is an aid for reading the counterexample; failing to build it
 // never changes the verdict.
-void add_lineage(Counterexample& x, const ir::Case& c, const std::function<std::string(int64_t)>& rank_name) {
+void add_lineage(Counterexample& x, const ir::Case& c, const reduce::StageGraph* g,
+                 const std::function<std::string(int64_t)>& rank_name) {
   try {
-    x.lineage = lineage(c, x.rank_id, x.value, x.iter, 40, rank_name);
+    std::unique_ptr<reduce::StageGraph> own;
+    if (!g) g = (own = std::make_unique<reduce::StageGraph>(c)).get();
+    x.lineage = lineage(*g, x.rank_id, x.value, x.iter, 40, rank_name);
   } catch (const std::exception&) {
     x.lineage.clear();
   }
@@ -603,7 +736,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       v.verified_ranks = c.plan.mesh.num_ranks();
       // Unreduced: the lineage graph of a very large mesh is not worth building.
       if (v.cex && v.cex->rank_id >= 0 && v.verified_ranks <= 1024)
-        add_lineage(*v.cex, c, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
+        add_lineage(*v.cex, c, nullptr, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
       return v;
     }
     auto t0 = std::chrono::steady_clock::now();
@@ -656,7 +789,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         v.placements.push_back(ps);
       }
     } else {
-      v = Checker(target, file, opt, true).run();
+      v = Checker(target, file, opt, true, opt.stages, sr.failure ? &*sr.failure : nullptr).run();
       v.stage_note = opt.stages ? sr.reason : "";
       v.whole_seconds = v.seconds;
     }
@@ -669,7 +802,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     bool mesh_changed = false;
     for (const auto& m : r.axes) mesh_changed |= m.from != m.to;
     if (v.cex && v.cex->rank_id >= 0)
-      add_lineage(*v.cex, target, [&](int64_t rk) {
+      add_lineage(*v.cex, target, sr.graph.get(), [&](int64_t rk) {
         return mesh_changed ? r.original_rank_str(c.plan.mesh, rk) : target.plan.mesh.rank_str(rk);
       });
     if (mesh_changed && v.cex && v.cex->rank_id >= 0) {

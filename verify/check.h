@@ -35,6 +35,10 @@ struct VerifyOptions {
   Progress* progress = nullptr;  // updated as the run goes, when set
   unsigned threads = 0;          // for proving stages; 0: one per hardware thread
   StageShards shards;            // stages spread over processes (mpirun)
+  // When a stage does not prove and the (reduced) plan has more rank-
+  // instructions than this, it is first run numerically to look for a
+  // counterexample before symbolic terms are built for all of it.
+  size_t numeric_first_above = 100'000;
 };
 
 enum class VerdictKind { verified, mismatch, unknown, invalid };

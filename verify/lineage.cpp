@@ -8,10 +8,10 @@
 
 namespace parity::verify {
 
-std::vector<LineageStep> lineage(const ir::Case& c, int64_t rank, const std::string& value,
+std::vector<LineageStep> lineage(const reduce::StageGraph& g, int64_t rank, const std::string& value,
                                  const std::string& iter, size_t max_steps,
                                  const std::function<std::string(int64_t)>& rank_name) {
-  reduce::StageGraph g(c);
+  const ir::Case& c = g.kase();
   const auto& nodes = g.nodes();
   auto is_bind = [&](const reduce::Node& n) { return n.instr >= 0 && g.instr(n).kind == ir::Instr::bind; };
   int32_t start = -1;

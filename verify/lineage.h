@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ir/plan.h"
+#include "reduce/stages.h"
 
 namespace parity::verify {
 
@@ -22,10 +23,10 @@ struct LineageStep {
   std::vector<size_t> from;  // indices of the steps it reads (earlier in the list are later in the walk)
 };
 
-// Walks back from `value` on `rank` in iteration `iter` of the validated case
-// `c`, breadth first, listing at most `max_steps` instances. Empty when the
+// Walks back from `value` on `rank` in iteration `iter` through the
+// instance graph `g` of a validated case, breadth first, listing at most `max_steps` instances. Empty when the
 // value is not found. `rank_name` prints a rank (e.g. in the original mesh).
-std::vector<LineageStep> lineage(const ir::Case& c, int64_t rank, const std::string& value,
+std::vector<LineageStep> lineage(const reduce::StageGraph& g, int64_t rank, const std::string& value,
                                  const std::string& iter, size_t max_steps,
                                  const std::function<std::string(int64_t)>& rank_name);
 

@@ -168,6 +168,15 @@ class StageProver {
           } catch (const Overflow&) {
           }
         }
+        StageFailure f;
+        f.placement = o.placement;
+        f.rank = first.rank;
+        f.iter = first.instr >= 0 ? g_.instr(first).iter : "";
+        f.elem = static_cast<int64_t>(e);
+        f.spec_expr = tt_.str(want.data[e]);
+        f.plan_expr = tt_.str(got);
+        f.difference = tt_.diff(want.data[e], got);
+        failure_ = std::move(f);
         return P.program + ".%" + P.value + " on " + p.mesh.rank_str(first.rank) + " -> %" + P.spec_value +
                " is not equal by canonical form";
       }
@@ -176,6 +185,7 @@ class StageProver {
   }
 
   size_t obligations() const { return obligations_; }
+  const std::optional<StageFailure>& failure() const { return failure_; }
   size_t by_expansion() const { return by_expansion_; }
 
  private:
@@ -256,6 +266,7 @@ class StageProver {
   std::map<std::string, int64_t> ranges_;
   std::map<std::string, int32_t> spec_ids_;
   size_t obligations_ = 0, by_expansion_ = 0;
+  std::optional<StageFailure> failure_;
 };
 
 // Every element of every spec output is placed somewhere.
@@ -368,7 +379,9 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
   auto t0 = Clock::now();
   try {
     progress_start(opt.progress, "building stages");
-    reduce::StageGraph g(c);
+    auto graph = std::make_shared<const reduce::StageGraph>(c);
+    r.graph = graph;
+    const reduce::StageGraph& g = *graph;
     r.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (g.rank_instructions() > opt.max_rank_instructions) {
       r.reason = "too many rank-instructions for stages";
@@ -437,7 +450,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
         }
         if (!why.empty()) {
           std::lock_guard<std::mutex> lk(m);
-          if (k < why_k) why_k = k, r.reason = why;
+          if (k < why_k) why_k = k, r.reason = why, r.failure = sp.failure();
           failed = true;
           break;
         }

@@ -5,10 +5,13 @@
 #pragma once
 #include <functional>
 #include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "ir/plan.h"
+#include "reduce/stages.h"
 #include "verify/progress.h"
 
 namespace parity::verify {
@@ -24,6 +27,16 @@ struct StageInfo {
   int shard = 0;  // the process that proved it (MPI rank), when spread
 };
 
+// Where a stage did not prove: the first element whose spec and plan terms
+// differ in canonical form, with both terms over the stage's inputs.
+struct StageFailure {
+  uint32_t placement = 0;
+  int64_t rank = -1;
+  std::string iter;
+  int64_t elem = 0;  // flat index in the plan value
+  std::string spec_expr, plan_expr, difference;
+};
+
 struct StagedResult {
   bool proved = false;
   std::string reason;  // why not, when not
@@ -34,6 +47,9 @@ struct StagedResult {
   // Placed elements per plan placement (index), over every rank and loop
   // iteration: what the whole-plan checker would count as its obligations.
   std::map<uint32_t, size_t> placed_elements;
+  std::optional<StageFailure> failure;  // the stage that did not prove, when one did not
+  // The unrolled instance graph, kept for the counterexample's lineage.
+  std::shared_ptr<const reduce::StageGraph> graph;
 };
 
 // How the distinct stages are spread: over `threads` threads of this process,
