@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   add_gen(app, run);
   add_run(app, run);
   add_explain(app, run);
+  add_reduce(app, run);
 #ifdef PARITY_HAVE_MLIR
   add_verify_mlir(app, run);
 #endif

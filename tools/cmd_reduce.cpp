@@ -1,0 +1,52 @@
+// `parity reduce`: writes the reduced instance of a case (the smaller mesh,
+// microbatch count and dims that `verify` checks), e.g. to run a plan of
+// thousands of ranks with `parity run` on one machine.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "frontend/proto/case_io.h"
+#include "ir/validate.h"
+#include "reduce/reduce.h"
+#include "tools/cli.h"
+
+namespace parity::cli {
+
+void add_reduce(CLI::App& app, Action& run) {
+  auto* cmd = app.add_subcommand(
+      "reduce", "write the reduced instance verify checks: fewer ranks, microbatches and smaller dims");
+  static std::vector<std::string> files;
+  static std::string out;
+  static int64_t keep = 2;
+  static bool no_shape = false;
+  cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
+  cmd->add_option("-o,--output", out, "the reduced case (.pb binary, otherwise text)")->required();
+  cmd->add_option("--keep", keep, "coordinates kept of each run of interchangeable ones (at least 2)")
+      ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
+  cmd->add_flag("--no-shape", no_shape, "reduce the mesh only; keep dims and microbatch counts");
+  cmd->callback([&run] {
+    run = [] {
+      std::string label = files_label(files);
+      ir::Case c = load_case(files);
+      // Reduction needs a valid case; the schedule of a huge mesh is simulated
+      // on the reduced instance (as verify does).
+      if (int rc = report_diags(ir::validate_case(c, label, 20'000)); rc != kOk) return rc;
+      reduce::Options o;
+      o.keep = keep;
+      o.shape = !no_shape;
+      reduce::Result r = reduce::reduce_case(c, o);
+      const ir::Case& target = r.changed ? r.reduced : c;
+      if (!r.changed)
+        if (int rc = report_diags(ir::validate_case(c, label)); rc != kOk) return rc;
+      frontend::write_case(target, out);
+      fmt::print("wrote {}: {} ranks (from {}){}\n", out, target.plan.mesh.num_ranks(), c.plan.mesh.num_ranks(),
+                 r.changed ? "" : "; nothing could be reduced");
+      if (!r.applied.empty()) fmt::print("  reduced: {}\n", fmt::join(r.applied, ", "));
+      for (const auto& k : r.kept) fmt::print("  not reduced: {}\n", k);
+      for (const auto& a : r.axes)
+        if (a.from != a.to) fmt::print("  {} coordinates kept: {}\n", a.axis, fmt::join(a.orig_of, ", "));
+      return int{kOk};
+    };
+  });
+}
+
+}  // namespace parity::cli
