@@ -507,6 +507,36 @@ std::vector<Bug> make_bugs() {
         replace_value(x, at, {o});
       });
 
+  // The global norm's sum of squares is left local where parameters or their
+  // gradients are sharded: each rank clips with the norm of its own shards.
+  add("norm-local", "the all-reduce of the global gradient norm's sum of squares is dropped (each rank clips with its local norm)",
+      "tp > 1 or --zero 2/3, --step clip or adamw", [](Ctx& x) {
+        bypass(x, x.first([](const ir::Op& op) { return op.kind == "allreduce" && result_starts(op, "clip.group"); },
+                          "the all-reduce of the global gradient norm"));
+      });
+  // Under ZeRO-2/3 the gradients are sharded over dp as well: a norm reduced
+  // over the model-parallel axes only misses the other shards.
+  add("norm-missing-dp", "the global gradient norm is all-reduced over the model-parallel axes but not over dp, where ZeRO shards the gradients",
+      "--zero 2 or 3 with dp > 1", [](Ctx& x) {
+        auto ats = x.find([](const ir::Op& op) {
+          if (op.kind != "allreduce" || !result_starts(op, "clip.group")) return false;
+          const ir::Attr* a = op.attr("axes");
+          if (!a || !std::holds_alternative<ir::Strings>(*a)) return false;
+          const auto& v = std::get<ir::Strings>(*a);
+          return std::find(v.begin(), v.end(), "dp") != v.end();
+        });
+        if (ats.empty()) bad("'norm-missing-dp' needs a gradient norm reduced over dp (--zero 2 or 3, dp > 1)");
+        mutate(x, ats.back(), [](ir::Op& o) {
+          ir::Strings axes = std::get<ir::Strings>(*o.attr("axes"));
+          axes.erase(std::find(axes.begin(), axes.end(), "dp"));
+          if (axes.empty()) {
+            o = make("identity", {o.operands.at(0)}, {}, o.results[0]);
+          } else {
+            o.attrs["axes"] = axes;
+          }
+        });
+      });
+
   // Pipelines, microbatches, tied parameters.
   add("tied-updated-apart",
       "the tied embedding / LM head gradient all-reduce between the first and last stage is "

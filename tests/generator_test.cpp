@@ -192,6 +192,8 @@ std::vector<Checked> checked() {
   bug("allreduce-to-allgather", "llama3-8b", tp2, 2, "shape rule violated");
   bug("allgather-to-allreduce", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; }, 2, "shape rule violated");
   bug("wrong-axis", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.tp = 2; });
+  bug("norm-local", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.step = Step::clip; });
+  bug("norm-missing-dp", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 2, o.step = Step::clip; });
   bug("ep-grad-over-ep", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
   bug("double-grad-allreduce", "llama3-8b", dp2);
   bug("unsynced-sp-grad", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
