@@ -542,16 +542,7 @@ class Checker {
   std::vector<std::pair<double, double>> eval_numeric(const Setup& st, const TermTable& tt,
                                                       const std::map<std::string, Tensor<TermId>>& sym_in,
                                                       const std::vector<double>& pt, const std::vector<Obl>& obls) {
-    ir::NumDomain<F> nd;
-    std::map<std::string, Tensor<F>> in;
-    for (const auto& [name, t] : sym_in) {
-      Tensor<F> x;
-      x.shape = t.shape;
-      for (TermId id : t.data) x.data.push_back(static_cast<F>(pt[static_cast<size_t>(tt.node(id).aux)]));
-      in[name] = std::move(x);
-    }
-    auto spec_env = ir::run_graph(nd, c_.spec->graph, st.dims, in);
-    auto inst = run_plan<F>(st, nd, in);
+    auto [spec_env, inst] = run_numeric<F>(st, tt, sym_in, pt);
     std::vector<std::pair<double, double>> out;
     out.reserve(obls.size());
     for (const auto& o : obls) {
