@@ -378,6 +378,7 @@ TEST_F(ReportTest, NoProgressDisplayWithoutATerminal) {
 // is erased before the verdict; CI=1 turns it off.
 TEST_F(ReportTest, ProgressLineOnATerminalOnly) {
   if (sh("command -v script").rc != 0) GTEST_SKIP() << "script(1) is not installed";
+  if (sh("script -qec true /dev/null").rc != 0) GTEST_SKIP() << "no pseudo-terminal available here";
   std::string run = "'" + parity_ + "' verify " + kGood;
   Proc tty = sh("env -u CI TERM=xterm PARITY_PROGRESS_AFTER=0 script -qec \"" + run + "\" /dev/null");
   EXPECT_EQ(tty.rc, 0) << tty.out;
