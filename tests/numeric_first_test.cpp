@@ -46,6 +46,37 @@ TEST(NumericFirst, BugsAreRefutedNumericallyAtTheFailingStage) {
   }
 }
 
+// Beyond the symbolic size limit (up to four times it) the numeric run still
+// looks: a bug is a MISMATCH rather than UNKNOWN; a plan it cannot refute stays UNKNOWN.
+TEST(NumericFirst, RefutesPlansTooLargeForTheSymbolicCheck) {
+  corpus::GenOptions g;
+  g.model = "llama3-8b";
+  g.tp = 2;
+  g.layers = 2;
+  ir::Case bad = corpus::generate(g);
+  corpus::inject_bug(bad, "missing-allreduce@layer=1");
+  verify::VerifyOptions o = numeric_always();
+  o.reduce = true;
+  verify::Verdict probe = verify::verify_case(bad, "t", o);
+  ASSERT_EQ(probe.kind, verify::VerdictKind::mismatch);
+  // Limit the symbolic check to a little less than the plan needs.
+  size_t limit = 0;
+  for (size_t lim : {size_t{200}, size_t{500}, size_t{1000}, size_t{2000}, size_t{4000}}) {
+    verify::VerifyOptions t = o;
+    t.max_rank_instructions = lim;
+    t.stages = false;
+    if (verify::verify_case(corpus::generate(g), "t", t).kind == verify::VerdictKind::unknown) limit = lim;
+  }
+  ASSERT_GT(limit, 0u) << "some limit below the plan's size";
+  o.max_rank_instructions = limit;
+  verify::Verdict v = verify::verify_case(bad, "t", o);
+  EXPECT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+  ir::Case balanced =
+      frontend::read_case(std::string(PARITY_SOURCE_DIR) + "/corpus/cases/gen/llama3_cp2_balanced_tp2_sp.pbtxt");
+  o.max_rank_instructions = 10;
+  EXPECT_EQ(verify::verify_case(balanced, "t", o).kind, verify::VerdictKind::unknown);
+}
+
 TEST(NumericFirst, NoNumericDifferenceLeavesItToTheSymbolicCheck) {
   // Stages do not prove this plan (a rotated chunk is not equal by canonical
   // form within its stage), the whole-plan check does.

@@ -238,21 +238,23 @@ class Checker {
       std::map<std::string, size_t> len;
       for (const auto& prog : c_.plan.programs) len[prog.name] = ir::flatten(prog.graph, base).size();
       size_t total = 0;
-      for (int64_t r = 0; r < c_.plan.mesh.num_ranks() && total <= opt_.max_rank_instructions; ++r)
+      for (int64_t r = 0; r < c_.plan.mesh.num_ranks() && total <= 4 * opt_.max_rank_instructions; ++r)
         if (const ir::Program* prog = c_.plan.program_of(r)) total += len[prog->name];
+      // A numeric run costs far less per instruction than a symbolic one, so
+      // it may look for a counterexample in plans too large for the symbolic check.
+      if (numeric_first_ && total > opt_.numeric_first_above && total / 4 <= opt_.max_rank_instructions) {
+        progress_start(opt_.progress, "evaluating the plan numerically");
+        try {
+          if (auto v = refute_numerically(st, tt, sym_in, points)) return *v;
+        } catch (const ir::EvalError&) {  // the symbolic run below reports it
+        }
+      }
       if (total > opt_.max_rank_instructions) {
         Verdict v;
         v.kind = VerdictKind::unknown;
         v.reason = "the plan unrolls to more than " + std::to_string(opt_.max_rank_instructions) +
                    " rank-instructions after reduction (see the reduction notes for what could not be reduced)";
         return v;
-      }
-      if (numeric_first_ && total > opt_.numeric_first_above) {
-        progress_start(opt_.progress, "evaluating the plan numerically");
-        try {
-          if (auto v = refute_numerically(st, tt, sym_in, points)) return *v;
-        } catch (const ir::EvalError&) {  // the symbolic run below reports it
-        }
       }
     }
 
