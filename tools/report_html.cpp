@@ -182,6 +182,7 @@ struct Page {
   std::set<std::string> failed_values;  // program.value with failing obligations
   ir::TypeMap spec_types;
   std::map<std::string, ir::TypeMap> plan_types;
+  mutable std::map<std::string, std::vector<int64_t>> ranks_by_program;
   std::string out;
 
   Page(const verify::Verdict& vv, const ReportInput& ii) : v(vv), in(ii) {
@@ -221,14 +222,10 @@ struct Page {
   std::string rank_regions(const ir::Placement& pl) const {
     const ir::Plan& plan = in.c->plan;
     std::string s;
-    int64_t n = plan.mesh.num_ranks(), shown = 0, more = 0;
-    for (int64_t r = 0; r < n; ++r) {
-      const ir::Program* prog = plan.program_of(r);
-      if (!prog || prog->name != pl.program) continue;
-      if (shown == 8) {
-        ++more;
-        continue;
-      }
+    const std::vector<int64_t>& ranks = ranks_of(pl.program);
+    int64_t shown = 0, more = ranks.size() > 8 ? static_cast<int64_t>(ranks.size()) - 8 : 0;
+    for (int64_t r : ranks) {
+      if (shown == 8) break;
       ir::Bindings b = plan.rank_bindings(r);
       if (in.c->spec)
         for (const auto& [k, x] : in.c->spec->dims) b.emplace(k, x);
@@ -251,6 +248,16 @@ struct Page {
     }
     if (more) s += fmt::format("; and {} more ranks", more);
     return s;
+  }
+
+  // The ranks running each program, computed once (a plan may have thousands).
+  const std::vector<int64_t>& ranks_of(const std::string& program) const {
+    if (ranks_by_program.empty() && in.c)
+      for (int64_t r = 0; r < in.c->plan.mesh.num_ranks(); ++r)
+        if (const ir::Program* prog = in.c->plan.program_of(r)) ranks_by_program[prog->name].push_back(r);
+    static const std::vector<int64_t> none;
+    auto it = ranks_by_program.find(program);
+    return it == ranks_by_program.end() ? none : it->second;
   }
 
   std::string shard_desc(const ir::Placement& pl) const {
