@@ -383,8 +383,8 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
     }
     return &s;
   };
-  std::vector<std::tuple<double, std::string, const ir::Op*>>
-      lits;  // (value, where, spec op it copies)
+  std::vector<std::tuple<double, std::string, const ir::Op*, std::string>>
+      lits;  // (value, where, spec op it copies, attribute)
   for (const auto& prog : c.plan.programs)
     walk_ops(prog.graph, [&](const ir::Op& op) {
       const ir::Op* m = mirror_of(op);
@@ -392,15 +392,47 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
       for (const auto& [k, a] : op.attrs)
         if (auto* x = std::get_if<double>(&a))
           lits.emplace_back(*x, "program " + prog.name + " op " + op.label() + " attribute " + k,
-                            m);
+                            m, k);
     });
   walk_ops(c.spec->graph, [&](const ir::Op& op) {
     const ir::Op* m = copied.count(&op) ? &op : nullptr;
     for (const auto& [k, a] : op.attrs)
       if (auto* x = std::get_if<double>(&a))
-        lits.emplace_back(*x, "spec op " + op.label() + " attribute " + k, m);
+        lits.emplace_back(*x, "spec op " + op.label() + " attribute " + k, m, k);
   });
-  for (const auto& [x, where, model_constant] : lits) {
+  // The other direction: a literal equal to a size at its *reduced* value. A
+  // plan that hard-codes the factor for 2 ranks (`scale 0.5` for 1/dp) is
+  // wrong on 8 ranks and right on 2; verified on 2 it would pass. Such a size
+  // is kept. Only scaling literals (`factor`, `value`) of ops that spec and
+  // plan do not share are compared: a shared op computes the same on both
+  // sides, and exponents or optimizer constants do not stand for sizes.
+  {
+    std::map<std::string, double> now;  // every size at its reduced value
+    for (const auto& [k, v] : all) now[k] = static_cast<double>(v);
+    for (const auto& [k, v] : changed) now[k] = static_cast<double>(v.second);
+    for (const auto& [x, where, shared, key] : lits) {
+      double a = std::fabs(x);
+      if (shared || (key != "factor" && key != "value") || !std::isfinite(a) || a == 0 || a == 1) continue;
+      for (const auto& [s, v] : changed) {
+        std::vector<std::pair<double, std::string>> qs2{{now[s], s + "=" + std::to_string(v.second)}};
+        for (const auto& [y, yv] : now)
+          if (y != s && (plan_sizes.count(s) || plan_sizes.count(y)))
+            qs2.push_back({now[s] * yv, s + "*" + y + "=" + std::to_string(static_cast<int64_t>(now[s] * yv))});
+        for (const auto& [q, text] : qs2) {
+          if (q < 2) continue;
+          const std::pair<double, const char*> forms[] = {{q, "q"}, {1 / q, "1/q"}, {1 / std::sqrt(q), "1/sqrt(q)"}};
+          for (const auto& [t, f] : forms)
+            if (std::fabs(a - t) <= 1e-9 * t) {
+              char buf[64];
+              std::snprintf(buf, sizeof buf, "%.17g", x);
+              pins.emplace(s, "the literal " + std::string(buf) + " in " + where + " equals " + f + " at the reduced " +
+                                  text + "; a plan that hard-codes it would look right there only");
+            }
+        }
+      }
+    }
+  }
+  for (const auto& [x, where, model_constant, key] : lits) {
     double a = std::fabs(x);
     // 0, 1, 2 and 1/2 are everywhere (exponents, GELU, halves of rotary
     // dims) and a size of 2 is never reduced, so they pin nothing.

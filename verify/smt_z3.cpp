@@ -1,5 +1,9 @@
 #include <z3++.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <unordered_map>
 
 #include "verify/smt.h"
@@ -16,15 +20,48 @@ class Z3Backend : public SmtBackend {
     z3::context ctx;
     Enc enc{t, ctx, {}, {}, {}};
     z3::solver s(ctx);
-    z3::params p(ctx);
-    p.set("timeout", timeout_ms);
-    s.set(p);
     z3::expr ea = enc.real(a), eb = enc.real(b);
     for (auto& c : enc.side) s.add(c);
     s.add(ea != eb);
     SmtAnswer ans;
     try {
-      switch (s.check()) {
+      // The time limit is ours, not Z3's `timeout` parameter: Z3's timer
+      // (scoped_timer, Z3 4.8.x) can deadlock when it fires at the moment the
+      // check ends, which hung a run. A watchdog interrupts the context.
+      z3::check_result r;
+      bool fired = false;
+      {
+        std::mutex m;
+        std::condition_variable cv;
+        bool done = false;
+        std::thread watchdog([&] {
+          std::unique_lock<std::mutex> lk(m);
+          if (!cv.wait_for(lk, std::chrono::milliseconds(timeout_ms), [&] { return done; })) {
+            fired = true;
+            ctx.interrupt();
+          }
+        });
+        try {
+          r = s.check();
+        } catch (...) {
+          {
+            std::lock_guard<std::mutex> lk(m);
+            done = true;
+          }
+          cv.notify_all();
+          watchdog.join();
+          throw;
+        }
+        {
+          std::lock_guard<std::mutex> lk(m);
+          done = true;
+        }
+        cv.notify_all();
+        watchdog.join();
+      }
+      // An interrupt that raced with a finished check may spoil the model.
+      if (fired && r != z3::unsat) r = z3::unknown;
+      switch (r) {
         case z3::unsat: ans.status = SmtStatus::proved; break;
         case z3::sat: {
           ans.status = SmtStatus::refuted;
@@ -41,7 +78,7 @@ class Z3Backend : public SmtBackend {
           }
           break;
         }
-        default: ans.reason = "z3: " + s.reason_unknown(); break;
+        default: ans.reason = fired ? "z3: timeout" : "z3: " + s.reason_unknown(); break;
       }
     } catch (const z3::exception& e) {
       ans.reason = std::string("z3: ") + e.msg();

@@ -1,0 +1,61 @@
+// A literal equal to a size at its reduced value: a plan that hard-codes the
+// factor for 2 data-parallel ranks looks right on 2 ranks only. Reduction must
+// not make it VERIFIED.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+
+#include "corpus/generator.h"
+#include "verify/check.h"
+
+using namespace parity;
+
+namespace {
+
+// The dp=8 plan with every gradient all-reduce written as an average times
+// `factor`: right for factor 8 (the sum), wrong for any other.
+ir::Case avg_times(double factor) {
+  corpus::GenOptions g;
+  g.model = "llama3-8b";
+  g.dp = 8;
+  g.layers = 1;
+  ir::Case c = corpus::generate(g);
+  int n = 0;
+  std::function<void(ir::Graph&)> walk = [&](ir::Graph& gr) {
+    for (size_t i = 0; i < gr.ops.size(); ++i) {
+      for (auto& r : gr.ops[i].regions) walk(r);
+      ir::Op& op = gr.ops[i];
+      if (op.kind != "allreduce" || op.results.empty() || op.results[0].rfind("grad.reduced.", 0) != 0) continue;
+      std::string out = op.results[0];
+      op.results[0] = out + ".avg";
+      op.attrs["reduce"] = std::string("avg");
+      ir::Op s;
+      s.kind = "scale";
+      s.operands = {out + ".avg"};
+      s.results = {out};
+      s.attrs["factor"] = factor;
+      gr.ops.insert(gr.ops.begin() + static_cast<long>(i) + 1, s);
+      ++i;
+      ++n;
+    }
+  };
+  for (auto& p : c.plan.programs) walk(p.graph);
+  EXPECT_GT(n, 0);
+  return c;
+}
+
+TEST(LiteralCollision, FactorRightOnlyAtTheReducedSizeIsAMismatch) {
+  auto v = verify::verify_case(avg_times(2), "t", verify::VerifyOptions{});
+  EXPECT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+  bool kept = false;
+  for (const auto& k : v.kept) kept |= k.rfind("dp kept at 8", 0) == 0;
+  EXPECT_TRUE(kept) << "dp is kept: its reduced size equals the literal";
+}
+
+TEST(LiteralCollision, TheRightFactorVerifies) {
+  auto v = verify::verify_case(avg_times(8), "t", verify::VerifyOptions{});
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason << v.stage_note;
+}
+
+}  // namespace
