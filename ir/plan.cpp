@@ -41,4 +41,13 @@ bool operator==(const Plan& a, const Plan& b) {
 }
 bool operator==(const Case& a, const Case& b) { return a.spec == b.spec && a.plan == b.plan; }
 
+Box placement_box(const Placement& p, const Bindings& b, const std::vector<int64_t>& shape) {
+  Box box{std::vector<int64_t>(shape.size(), 0), shape};
+  for (size_t k = 0; k < p.region.size() && k < shape.size(); ++k) {
+    box.off[k] = p.region[k].offset.eval(b);
+    box.size[k] = p.region[k].size.eval(b);
+  }
+  return box;
+}
+
 }  // namespace parity::ir

@@ -41,6 +41,13 @@ struct Placement {
   Strings axes;               // for partial: the mesh axes summed over
 };
 
+// The box a placement covers in its spec tensor (of concrete `shape`) under
+// one instance's bindings: the whole tensor when the region is empty.
+struct Box {
+  std::vector<int64_t> off, size;
+};
+Box placement_box(const Placement& p, const Bindings& b, const std::vector<int64_t>& shape);
+
 struct Plan {
   std::string name;
   Mesh mesh;

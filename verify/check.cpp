@@ -52,19 +52,6 @@ Verdict invalid_verdict(const ir::DiagList& d) {
   return v;
 }
 
-template <class S>
-Tensor<S> extract(const Tensor<S>& t, const std::vector<int64_t>& off, const std::vector<int64_t>& size) {
-  Tensor<S> out;
-  out.shape = size;
-  int64_t n = ir::sem::num_el(size);
-  out.data.reserve(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    auto idx = out.index_of(i);
-    for (size_t k = 0; k < idx.size(); ++k) idx[k] += off[k];
-    out.data.push_back(t.data[static_cast<size_t>(t.flat(idx))]);
-  }
-  return out;
-}
 
 std::string idx_str(const std::vector<int64_t>& idx) {
   std::string s = "[";
@@ -102,15 +89,6 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
   const ir::Plan& p = st.c.plan;
   std::vector<Instance<S>> out;
   ir::PlanRunner<D> runner(p, dom);
-  auto region_of = [&](const ir::Placement& pl, const ir::Bindings& b, const std::vector<int64_t>& shape,
-                       std::vector<int64_t>& off, std::vector<int64_t>& size) {
-    off.assign(shape.size(), 0);
-    size = shape;
-    for (size_t k = 0; k < pl.region.size(); ++k) {
-      off[k] = pl.region[k].offset.eval(b);
-      size[k] = pl.region[k].size.eval(b);
-    }
-  };
   runner.run(
       [&](int64_t rank, const ir::Program& prog, const std::string& name) -> Tensor<S> {
         auto it = st.placements_of.find({prog.name, name});
@@ -119,13 +97,12 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
           if (pl.kind != ir::PlacementKind::region) continue;
           ir::Bindings b = p.rank_bindings(rank);
           for (const auto& [k, v] : st.dims) b.emplace(k, v);
-          std::vector<int64_t> off, size;
-          region_of(pl, b, st.spec_shapes.at(pl.spec_value), off, size);
+          ir::Box box = ir::placement_box(pl, b, st.spec_shapes.at(pl.spec_value));
           auto si = spec_inputs.find(pl.spec_value);
           if (si == spec_inputs.end())
             throw ir::InvalidInput(ir::Diag{"", prog.name, "", p.mesh.rank_str(rank),
                                             "input '" + name + "' is placed on spec value '" + pl.spec_value + "', which is not a spec input"});
-          return extract(si->second, off, size);
+          return extract(si->second, box);
         }
         throw ir::InvalidInput(ir::Diag{"", prog.name, "", p.mesh.rank_str(rank),
                                         "input '" + name + "' has only partial placements; inputs need a region placement"});

@@ -25,17 +25,6 @@ namespace {
 using T = ir::Tensor<TermId>;
 using Clock = std::chrono::steady_clock;
 
-T extract(const T& t, const std::vector<int64_t>& off, const std::vector<int64_t>& size) {
-  T out;
-  out.shape = size;
-  int64_t n = ir::sem::num_el(size);
-  for (int64_t i = 0; i < n; ++i) {
-    auto idx = out.index_of(i);
-    for (size_t k = 0; k < idx.size(); ++k) idx[k] += off[k];
-    out.data.push_back(t.data.at(static_cast<size_t>(t.flat(idx))));
-  }
-  return out;
-}
 
 class StageProver {
  public:
@@ -192,13 +181,8 @@ class StageProver {
   T region(const ir::Placement& P, const reduce::Node& at, const std::unordered_map<int32_t, T>& spec) {
     const T& whole = spec.at(spec_id(P.spec_value));
     if (P.region.empty()) return whole;
-    ir::Bindings b = g_.bindings(at);
-    std::vector<int64_t> off(whole.shape.size(), 0), size = whole.shape;
-    for (size_t k = 0; k < P.region.size(); ++k) {
-      off[k] = P.region[k].offset.eval(b);
-      size[k] = P.region[k].size.eval(b);
-    }
-    return extract(whole, off, size);
+    ir::Box box = ir::placement_box(P, g_.bindings(at), whole.shape);
+    return extract(whole, box);
   }
 
   bool is_spec_input(const std::string& name) const {
@@ -285,16 +269,12 @@ std::string uncovered(const reduce::StageGraph& g) {
         for (uint32_t pl : nd.placements) {
           const ir::Placement& P = p.placements[pl];
           if (P.spec_value != o) continue;
-          std::vector<int64_t> off(shape.size(), 0), size = shape;
-          for (size_t k = 0; k < P.region.size(); ++k) {
-            off[k] = P.region[k].offset.eval(b);
-            size[k] = P.region[k].size.eval(b);
-          }
+          ir::Box region = ir::placement_box(P, b, shape);
           T box;
-          box.shape = size;
-          for (int64_t e = 0; e < ir::sem::num_el(size); ++e) {
+          box.shape = region.size;
+          for (int64_t e = 0; e < ir::sem::num_el(region.size); ++e) {
             auto idx = box.index_of(e);
-            for (size_t k = 0; k < idx.size(); ++k) idx[k] += off[k];
+            for (size_t k = 0; k < idx.size(); ++k) idx[k] += region.off[k];
             bits[static_cast<size_t>(probe.flat(idx))] = true;
           }
         }
@@ -341,10 +321,8 @@ std::map<uint32_t, size_t> placed_elements(const reduce::StageGraph& g) {
       bool first = true;
       for (const auto& a : P.axes) first &= c[*p.mesh.axis_index(a)] == 0;
       if (!first) continue;
-      std::vector<int64_t> shape = ir::concrete_shape(g.spec_types().at(P.spec_value), g.dims());
-      for (size_t k = 0; k < P.region.size() && k < shape.size(); ++k)
-        shape[k] = P.region[k].size.eval(b);
-      out[pl] += static_cast<size_t>(ir::sem::num_el(shape));
+      ir::Box box = ir::placement_box(P, b, ir::concrete_shape(g.spec_types().at(P.spec_value), g.dims()));
+      out[pl] += static_cast<size_t>(ir::sem::num_el(box.size));
     }
   }
   return out;
