@@ -346,7 +346,8 @@ std::string StageGraph::key_of(const Stage& s) const {
   for (int32_t id : s.spec_nodes) {
     spec_local[id] = spec_local.size();
     const Node& nd = nodes_[static_cast<size_t>(id)];
-    k += "o" + attrs_key(nd) + "#" + std::to_string(nd.result) + "(";
+    const bool copy = nd.instr >= 0 && spec_code_[static_cast<size_t>(nd.instr)].kind == ir::Instr::bind;
+    k += "o" + attrs_key(nd) + (copy ? "" : "#" + std::to_string(nd.result)) + "(";
     for (int32_t d : nd.deps) k += std::to_string(spec_local.at(d)) + ",";
     k += ")" + std::string(id == s.spec_node ? "y" : "") + "|";
   }
@@ -379,7 +380,9 @@ std::string StageGraph::key_of(const Stage& s) const {
   for (int32_t id : s.plan_nodes) {
     plan_local[id] = plan_local.size();
     const Node& nd = nodes_[static_cast<size_t>(id)];
-    k += "n" + std::to_string(rk(nd.rank)) + attrs_key(nd) + "#" + std::to_string(nd.result);
+    // A bind copies its operand; which carry slot it fills is bookkeeping.
+    const bool copy = nd.instr >= 0 && instr(nd).kind == ir::Instr::bind;
+    k += "n" + std::to_string(rk(nd.rank)) + attrs_key(nd) + (copy ? "" : "#" + std::to_string(nd.result));
     if (nd.coll >= 0) k += "c" + std::to_string(coll_local.emplace(nd.coll, coll_local.size()).first->second) + "m" +
                            std::to_string(nd.member);
     k += "(";

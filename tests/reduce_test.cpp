@@ -292,6 +292,24 @@ TEST(Stages, IdenticalLayersAreProvedOnce) {
   EXPECT_EQ(distinct[0], distinct[1]) << "a middle layer should add no distinct stage";
 }
 
+// With pipeline stages and microbatches every layer's gradient accumulator is a
+// loop carry; its slot number grows with the layers a stage holds and must not
+// make each layer's stages distinct.
+TEST(Stages, LayersPerPipelineStageAddNoDistinctStage) {
+  size_t distinct[2];
+  for (int k = 0; k < 2; ++k) {
+    auto o = opts("llama3-8b");
+    o.tp = 2;
+    o.pp = 2;
+    o.mb = 2;
+    o.layers = k == 0 ? 4 : 10;
+    auto v = verify::verify_case(corpus::generate(o), "t", {});
+    ASSERT_EQ(v.kind, verify::VerdictKind::verified) << v.reason << v.stage_note;
+    distinct[k] = v.unique_stages;
+  }
+  EXPECT_EQ(distinct[0], distinct[1]);
+}
+
 TEST(Stages, BugsAreNeverProvedByStages) {
   auto o = opts("llama3-8b");
   o.dp = 2;
