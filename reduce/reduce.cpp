@@ -36,7 +36,7 @@ void axis_blockers(const ir::Case& c, Why& why) {
     walk_ops(prog.graph, [&](const ir::Op& op) {
       if (const ir::Attr* a = op.attr("peer"); a && std::holds_alternative<ir::Coords>(*a))
         for (const auto& [axis, e] : std::get<ir::Coords>(*a))
-          why.emplace(axis, "send/recv peers move along it (" + prog.name + " op " + op.label() + ")");
+          if (!why.count(axis)) why.emplace(axis, "send/recv peers move along it (" + prog.name + " op " + op.label() + ")");
       if (const ir::Attr* a = op.attr("groups"); a && std::holds_alternative<ir::Groups>(*a))
         for (const auto& g : std::get<ir::Groups>(*a)) {
           if (g.empty()) continue;
@@ -50,10 +50,13 @@ void axis_blockers(const ir::Case& c, Why& why) {
           }
         }
     });
-  for_each_expr(c, [&](const ir::DimExpr& e, const std::string& where) {
-    for (const auto& a : p.mesh.axes)
-      if (degree_in(e, "$" + a.name) > 1)
-        why.emplace(a.name, "its coordinate enters " + where + " non-affinely: " + e.str());
+  std::vector<std::pair<std::string, std::string>> coords;  // (axis, $axis)
+  for (const auto& a : p.mesh.axes) coords.push_back({a.name, "$" + a.name});
+  for_each_expr(c, [&](const ir::DimExpr& e, const Where& where) {
+    if (e.is_const()) return;
+    for (const auto& [axis, sym] : coords)
+      if (!why.count(axis) && degree_in(e, sym) > 1)
+        why.emplace(axis, "its coordinate enters " + where.str() + " non-affinely: " + e.str());
   });
 }
 
@@ -71,18 +74,18 @@ void loop_blockers(const ir::Case& c, Why& frozen) {
   };
   if (c.spec) collect(c.spec->graph);
   for (const auto& prog : c.plan.programs) collect(prog.graph);
-  for (const auto& loop : loops) {
-    // (clang 14 cannot capture structured bindings in a lambda)
-    const std::string& var = loop.first;
-    const ir::DimExpr& count = loop.second;
-    for_each_expr(c, [&](const ir::DimExpr& e, const std::string& where) {
-      if (degree_in(e, "$" + var) <= 1) return;
-      std::set<std::string> syms;
-      count.symbols(syms);
+  // One walk for every loop: loops of one index name freeze their counts together.
+  std::map<std::string, std::set<std::string>> counts;  // $var -> symbols of its counts
+  for (const auto& [var, count] : loops) count.symbols(counts["$" + var]);
+  if (counts.empty()) return;
+  for_each_expr(c, [&](const ir::DimExpr& e, const Where& where) {
+    if (e.is_const()) return;
+    for (const auto& [var, syms] : counts) {
+      if (degree_in(e, var) <= 1) continue;
       for (const auto& s : syms)
-        frozen.emplace(s, "loop index $" + var + " enters " + where + " non-affinely: " + e.str());
-    });
-  }
+        frozen.emplace(s, "loop index " + var + " enters " + where.str() + " non-affinely: " + e.str());
+    }
+  });
 }
 
 // A coordinate or loop index that selects from a constant built inside the
@@ -249,7 +252,7 @@ bool has_coord(const ir::DimExpr& e) {
 std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bindings& orig_base,
                                            const std::map<std::string, int64_t>& dims, const Why& frozen) {
   std::map<std::string, ir::DimExpr> divs;
-  for_each_expr(reduced, [&](const ir::DimExpr& e, const std::string&) {
+  for_each_expr(reduced, [&](const ir::DimExpr& e, const Where&) {
     std::vector<ir::DimExpr> ds;
     divisions(e, ds);
     for (const auto& d : ds)
@@ -450,19 +453,15 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
     }
   }
   // Axis numbers, permutations, roots and tags are positions, not sizes.
-  static const char* positions[] = {" attribute perm", " attribute dims",      " attribute dim",
-                                    " attribute axis", " attribute split_dim", " attribute concat_dim",
-                                    " attribute root", " attribute tag",       " attribute k"};
-  for_each_expr(c, [&](const ir::DimExpr& e, const std::string& where) {
-    for (const char* pos : positions) {
-      std::string suffix(pos);
-      if (where.size() >= suffix.size() && where.compare(where.size() - suffix.size(), suffix.size(), suffix) == 0) return;
-    }
+  static const std::set<std::string> positions = {"perm", "dims",         "dim",  "axis", "split_dim",
+                                                   "concat_dim", "root", "tag", "k"};
+  for_each_expr(c, [&](const ir::DimExpr& e, const Where& where) {
+    if (where.attr && positions.count(*where.attr)) return;
     std::vector<int64_t> ks;
     consts_of(e, ks);
     for (int64_t k : ks)
       for (const auto& q : qs)
-        if (k > 2 && static_cast<double>(k) == q.value) pin(q, std::to_string(k), "q", where + " (" + e.str() + ")");
+        if (k > 2 && static_cast<double>(k) == q.value) pin(q, std::to_string(k), "q", where.str() + " (" + e.str() + ")");
   });
   return pins;
 }
@@ -519,7 +518,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       ir::Bindings nb;
       for (const auto& a : t.reduced.plan.mesh.axes) nb[a.name] = a.size;
       for (const auto& [k, v] : nd) nb[k] = v;
-      for_each_expr(t.reduced, [&](const ir::DimExpr& e, const std::string& where) {
+      for_each_expr(t.reduced, [&](const ir::DimExpr& e, const Where& where) {
         std::vector<ir::DimExpr> ds;
         divisions(e, ds);
         for (const auto& d : ds) {
@@ -529,7 +528,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
           d.rhs().symbols(den);
           for (const auto& a : den)
             if (c.plan.mesh.axis_index(a))
-              pins.emplace(a, "shrinking it would enlarge " + d.str() + " (" + where + ") from " + std::to_string(ov) +
+              pins.emplace(a, "shrinking it would enlarge " + d.str() + " (" + where.str() + ") from " + std::to_string(ov) +
                                   " to " + std::to_string(nv) + " while its dims are kept");
         }
       });

@@ -4,29 +4,22 @@ namespace parity::reduce {
 
 namespace {
 
-void attr_exprs(const ir::Attr& a, const std::string& where, const ExprFn& f) {
-  if (auto* e = std::get_if<ir::DimExpr>(&a)) f(*e, where);
+void attr_exprs(const ir::Attr& a, const Where& w, const ExprFn& f) {
+  if (auto* e = std::get_if<ir::DimExpr>(&a)) f(*e, w);
   if (auto* d = std::get_if<ir::Dims>(&a))
-    for (const auto& e : *d) f(e, where);
+    for (const auto& e : *d) f(e, w);
   if (auto* c = std::get_if<ir::Coords>(&a))
-    for (const auto& [axis, e] : *c) f(e, where);
+    for (const auto& [axis, e] : *c) f(e, w);
 }
 
-void graph_exprs(const ir::Graph& g, const std::string& where, const ExprFn& f) {
-  for (const auto& [name, t] : g.types)
-    for (const auto& d : t.shape) f(d, where + " type of %" + name);
-  for (const auto& op : g.ops) {
-    std::string at = where + " op " + op.label();
-    for (const auto& [k, a] : op.attrs) attr_exprs(a, at + " attribute " + k, f);
-    for (const auto& r : op.regions) graph_exprs(r, where, f);
+void graph_exprs(const ir::Graph& g, const std::string& scope, const ExprFn& f) {
+  for (const auto& [name, t] : g.types) {
+    Where w{&scope, nullptr, nullptr, &name, nullptr};
+    for (const auto& d : t.shape) f(d, w);
   }
-}
-
-void graph_floats(const ir::Graph& g, const std::string& where, const FloatFn& f) {
   for (const auto& op : g.ops) {
-    for (const auto& [k, a] : op.attrs)
-      if (auto* x = std::get_if<double>(&a)) f(*x, where + " op " + op.label() + " attribute " + k);
-    for (const auto& r : op.regions) graph_floats(r, where, f);
+    for (const auto& [k, a] : op.attrs) attr_exprs(a, Where{&scope, &op, &k, nullptr, nullptr}, f);
+    for (const auto& r : op.regions) graph_exprs(r, scope, f);
   }
 }
 
@@ -49,20 +42,26 @@ void map_graph(ir::Graph& g, const std::function<ir::DimExpr(const ir::DimExpr&)
 
 }  // namespace
 
+std::string Where::str() const {
+  if (placement)
+    return "placement " + placement->program + ".%" + placement->value + " -> %" + placement->spec_value;
+  std::string s = scope ? *scope : "";
+  if (type) return s + " type of %" + *type;
+  if (op) s += " op " + op->label();
+  if (attr) s += " attribute " + *attr;
+  return s;
+}
+
 void for_each_expr(const ir::Case& c, const ExprFn& f) {
   if (c.spec) graph_exprs(c.spec->graph, "spec", f);
   for (const auto& p : c.plan.programs) graph_exprs(p.graph, "program " + p.name, f);
-  for (const auto& pl : c.plan.placements)
+  for (const auto& pl : c.plan.placements) {
+    Where w{nullptr, nullptr, nullptr, nullptr, &pl};
     for (const auto& r : pl.region) {
-      std::string at = "placement " + pl.program + ".%" + pl.value + " -> %" + pl.spec_value;
-      f(r.offset, at);
-      f(r.size, at);
+      f(r.offset, w);
+      f(r.size, w);
     }
-}
-
-void for_each_float(const ir::Case& c, const FloatFn& f) {
-  if (c.spec) graph_floats(c.spec->graph, "spec", f);
-  for (const auto& p : c.plan.programs) graph_floats(p.graph, "program " + p.name, f);
+  }
 }
 
 void map_plan_exprs(ir::Plan& p, const std::function<ir::DimExpr(const ir::DimExpr&)>& f) {

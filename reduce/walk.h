@@ -1,5 +1,6 @@
-// Visits every dim expression and every floating-point literal of a case, with
-// a short description of where it sits (for the reduction report).
+// Visits every dim expression of a case, with where it sits (for the reduction
+// report). The description is built only when asked for: the walk runs over
+// every op of large plans several times.
 #pragma once
 #include <functional>
 #include <string>
@@ -8,11 +9,18 @@
 
 namespace parity::reduce {
 
-using ExprFn = std::function<void(const ir::DimExpr&, const std::string& where)>;
-using FloatFn = std::function<void(double, const std::string& where)>;
+struct Where {
+  const std::string* scope = nullptr;  // "spec" or "program NAME"
+  const ir::Op* op = nullptr;          // the op whose attribute or region holds it
+  const std::string* attr = nullptr;   // its attribute name
+  const std::string* type = nullptr;   // a declared value whose type holds it
+  const ir::Placement* placement = nullptr;
+  std::string str() const;
+};
+
+using ExprFn = std::function<void(const ir::DimExpr&, const Where& where)>;
 
 void for_each_expr(const ir::Case& c, const ExprFn& f);
-void for_each_float(const ir::Case& c, const FloatFn& f);
 
 // Rewrites every dim expression of the plan in place (selectors are not exprs).
 void map_plan_exprs(ir::Plan& p, const std::function<ir::DimExpr(const ir::DimExpr&)>& f);
