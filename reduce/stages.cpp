@@ -1,6 +1,12 @@
 #include "reduce/stages.h"
 
 #include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <unordered_map>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <cstdio>
 #include <functional>
 #include <optional>
@@ -21,10 +27,6 @@ std::string num(double x) {
   return b;
 }
 
-std::string eval_or_str(const ir::DimExpr& e, const ir::Bindings& b) {
-  int64_t v;
-  return e.try_eval(b, v) ? std::to_string(v) : e.str();
-}
 
 }  // namespace
 
@@ -195,12 +197,45 @@ void StageGraph::build_stages() {
   std::vector<std::pair<int32_t, std::string>> order;
   for (const auto& [y, ns] : placed_on_) order.push_back({spec_node_of_.at(y), y});
   std::sort(order.begin(), order.end());
+  // Stages only read the node graph: they are sliced and keyed on every core,
+  // each thread taking the next spec value, and kept in spec order.
   // Stages re-run what they share; when placements are too sparse to cut at
-  // (e.g. none inside a loop), that is the whole plan many times over.
-  size_t plan_nodes = 0, sliced = 0;
+  // (e.g. none inside a loop), that is the whole plan many times over: stop
+  // as soon as the slices grow past that.
+  size_t plan_nodes = 0;
   for (const auto& nd : nodes_) plan_nodes += nd.rank >= 0;
+  std::atomic<size_t> sliced{0};
+  std::vector<std::optional<Stage>> built(order.size());
+  std::atomic<size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mu;
+  auto work = [&]() {
+    for (size_t i; (i = next.fetch_add(1)) < order.size();) {
+      try {
+        built[i] = make_stage(order[i].first, order[i].second, cut);
+        size_t total = built[i] ? sliced += built[i]->plan_nodes.size() : sliced.load();
+        if (total > 4 * plan_nodes + 1000)
+          throw ir::EvalError("the placements are too sparse to cut the plan into stages (stages would re-run over " +
+                              std::to_string(total) + " of " + std::to_string(plan_nodes) + " instances)");
+      } catch (...) {
+        std::lock_guard<std::mutex> l(error_mu);
+        if (!error) error = std::current_exception();
+        next = order.size();
+      }
+    }
+  };
+  size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), (order.size() + 63) / 64);
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+  for (auto& s : built)
+    if (s) stages_.push_back(std::move(*s));
+}
 
-  for (const auto& [sid, y] : order) {
+std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y, const std::set<std::string>& cut) const {
+  const ir::Plan& p = c_.plan;
     Stage s;
     s.spec_value = y;
     s.spec_node = sid;
@@ -250,7 +285,7 @@ void StageGraph::build_stages() {
         }
       }
     }
-    if (s.obligations.empty()) continue;
+    if (s.obligations.empty()) return std::nullopt;
     // Plan slice: each member's op, and what it reads back to placed instances.
     std::set<int32_t> pseen, pin;
     std::function<void(int32_t)> visit = [&](int32_t id) {
@@ -286,119 +321,214 @@ void StageGraph::build_stages() {
         if (spec_have.insert(z).second) s.spec_inputs.push_back(z);
       }
     }
-    sliced += s.plan_nodes.size();
-    if (sliced > 4 * plan_nodes + 1000)
-      throw ir::EvalError("the placements are too sparse to cut the plan into stages (stages would re-run " +
-                          std::to_string(sliced) + " of " + std::to_string(plan_nodes) + " instances)");
     s.key = key_of(s);
-    stages_.push_back(std::move(s));
-  }
+    return s;
 }
 
-std::string StageGraph::attrs_key(const Node& n) const {
-  if (n.instr < 0) return "in";
+namespace {
+
+void put(std::string& k, int64_t v) {
+  char b[24];
+  auto r = std::to_chars(b, b + sizeof b, v);
+  k.append(b, r.ptr);
+}
+
+void put_expr(std::string& k, const ir::DimExpr& e, const ir::Bindings& b) {
+  int64_t v;
+  if (e.try_eval(b, v)) put(k, v);
+  else k += e.str();
+}
+
+}  // namespace
+
+// Bindings of the instances of one stage: few (rank, iteration) pairs, each
+// built once instead of once per instance.
+class StageGraph::KeyBindings {
+ public:
+  explicit KeyBindings(const StageGraph& g) : g_(g) {}
+  const ir::Bindings& of(const Node& n) {
+    const std::string* iter = n.instr >= 0 ? &g_.instr(n).iter : &none_;
+    auto [it, fresh] = cache_.try_emplace({n.rank, *iter});
+    if (fresh) it->second = g_.bindings(n);
+    return it->second;
+  }
+
+ private:
+  const StageGraph& g_;
+  const std::string none_;
+  std::map<std::pair<int32_t, std::string>, ir::Bindings> cache_;
+};
+
+void StageGraph::attrs_key(std::string& k, const Node& n, KeyBindings& kb) const {
+  if (n.instr < 0) {
+    k += "in";
+    return;
+  }
   const ir::Instr& ins = instr(n);
-  if (ins.kind == ir::Instr::bind) return "bind";
+  if (ins.kind == ir::Instr::bind) {
+    k += "bind";
+    return;
+  }
   const ir::Op& op = *ins.op;
-  std::optional<ir::Bindings> bb;
   auto ev = [&](const ir::DimExpr& e) {
-    if (e.is_const()) return std::to_string(e.const_value());
-    if (!bb) bb = bindings(n);
-    return eval_or_str(e, *bb);
+    if (e.is_const()) put(k, e.const_value());
+    else put_expr(k, e, kb.of(n));
   };
-  std::string k = op.kind + "{";
+  k += op.kind;
+  k += '{';
   for (const auto& [name, a] : op.attrs) {
     if (name == "peer" || name == "tag" || name == "axes" || name == "groups") continue;
-    k += name + "=";
+    k += name;
+    k += '=';
     if (auto* d = std::get_if<double>(&a)) k += num(*d);
     else if (auto* s = std::get_if<std::string>(&a)) k += *s;
-    else if (auto* e = std::get_if<ir::DimExpr>(&a)) k += ev(*e);
+    else if (auto* e = std::get_if<ir::DimExpr>(&a)) ev(*e);
     else if (auto* ds = std::get_if<ir::Dims>(&a)) {
-      for (const auto& e : *ds) k += ev(e) + ",";
+      for (const auto& e : *ds) {
+        ev(e);
+        k += ',';
+      }
     } else if (auto* ss = std::get_if<ir::Strings>(&a)) {
-      for (const auto& s2 : *ss) k += s2 + ",";
+      for (const auto& s2 : *ss) {
+        k += s2;
+        k += ',';
+      }
     }
-    k += ";";
+    k += ';';
   }
-  return k + "}";
+  k += '}';
 }
 
 std::string StageGraph::key_of(const Stage& s) const {
   const ir::Plan& p = c_.plan;
-  std::map<int32_t, size_t> spec_local, plan_local;
+  KeyBindings kb(*this);
+  std::unordered_map<int32_t, size_t> spec_local, plan_local;
+  spec_local.reserve(s.spec_inputs.size() + s.spec_nodes.size());
+  plan_local.reserve(s.plan_inputs.size() + s.plan_nodes.size());
   std::map<int32_t, size_t> rank_local, coll_local;
-  auto rk = [&](int32_t r) { return rank_local.emplace(r, rank_local.size()).first->second; };
+  auto rk = [&](int32_t r) { return static_cast<int64_t>(rank_local.emplace(r, rank_local.size()).first->second); };
   std::string k = "S";
-  auto spec_type = [&](int32_t id) -> std::string {
+  k.reserve(64 * (s.spec_nodes.size() + s.plan_nodes.size() + s.plan_inputs.size() + 4));
+  auto spec_type = [&](int32_t id) {
     const Node& nd = nodes_[static_cast<size_t>(id)];
     if (auto it = spec_types_.find(nd.name); it != spec_types_.end()) {
-      std::string t = ir::dtype_name(it->second.dtype);
-      for (const auto& d : it->second.shape) t += "," + eval_or_str(d, dims_);
-      return t;
+      k += ir::dtype_name(it->second.dtype);
+      for (const auto& d : it->second.shape) {
+        k += ',';
+        put_expr(k, d, dims_);
+      }
+    } else {
+      k += '?';
     }
-    return "?";
   };
   for (int32_t id : s.spec_inputs) {
     spec_local[id] = spec_local.size();
     const Node& nd = nodes_[static_cast<size_t>(id)];
-    k += "i" + spec_type(id) + (nd.instr < 0 ? "g" : "c") + (id == s.spec_node ? "y" : "") + "|";
+    k += 'i';
+    spec_type(id);
+    k += nd.instr < 0 ? 'g' : 'c';
+    if (id == s.spec_node) k += 'y';
+    k += '|';
   }
   for (int32_t id : s.spec_nodes) {
     spec_local[id] = spec_local.size();
     const Node& nd = nodes_[static_cast<size_t>(id)];
     const bool copy = nd.instr >= 0 && spec_code_[static_cast<size_t>(nd.instr)].kind == ir::Instr::bind;
-    k += "o" + attrs_key(nd) + (copy ? "" : "#" + std::to_string(nd.result)) + "(";
-    for (int32_t d : nd.deps) k += std::to_string(spec_local.at(d)) + ",";
-    k += ")" + std::string(id == s.spec_node ? "y" : "") + "|";
+    k += 'o';
+    attrs_key(k, nd, kb);
+    if (!copy) {
+      k += '#';
+      put(k, nd.result);
+    }
+    k += '(';
+    for (int32_t d : nd.deps) {
+      put(k, static_cast<int64_t>(spec_local.at(d)));
+      k += ',';
+    }
+    k += ')';
+    if (id == s.spec_node) k += 'y';
+    k += '|';
   }
   auto region_key = [&](const ir::Placement& P, const ir::Bindings& b) {
-    std::string r = std::string(ir::placement_kind_name(P.kind)) + "@" + std::to_string(spec_local.at(
-                        spec_node_of_.at(P.spec_value))) + "[";
-    for (const auto& rg : P.region) r += eval_or_str(rg.offset, b) + ":" + eval_or_str(rg.size, b) + ",";
-    r += "]";
-    for (const auto& a : P.axes) r += a + ",";
-    return r;
+    k += ir::placement_kind_name(P.kind);
+    k += '@';
+    put(k, static_cast<int64_t>(spec_local.at(spec_node_of_.at(P.spec_value))));
+    k += '[';
+    for (const auto& rg : P.region) {
+      put_expr(k, rg.offset, b);
+      k += ':';
+      put_expr(k, rg.size, b);
+      k += ',';
+    }
+    k += ']';
+    for (const auto& a : P.axes) {
+      k += a;
+      k += ',';
+    }
   };
-  k += "P";
+  k += 'P';
   for (int32_t id : s.plan_inputs) {
     plan_local[id] = plan_local.size();
     const Node& nd = nodes_[static_cast<size_t>(id)];
-    ir::Bindings b = bindings(nd);
-    k += "i" + std::to_string(rk(nd.rank)) + ":";
-    for (uint32_t pl : nd.placements) k += region_key(p.placements[pl], b) + ";";
+    const ir::Bindings& b = kb.of(nd);
+    k += 'i';
+    put(k, rk(nd.rank));
+    k += ':';
+    for (uint32_t pl : nd.placements) {
+      region_key(p.placements[pl], b);
+      k += ';';
+    }
     // Partial seeds sum over ranks: where this rank sits matters.
-    ir::Coord c = p.mesh.coord_of(nd.rank);
     bool partial = false;
     for (uint32_t pl : nd.placements)
       for (const auto& a : p.placements[pl].axes) {
-        k += "c" + std::to_string(c[*p.mesh.axis_index(a)]);
-        partial = true;
+        if (!partial) partial = true;
+        k += 'c';
+        put(k, p.mesh.coord_of(nd.rank)[*p.mesh.axis_index(a)]);
       }
-    if (partial && nd.instr >= 0) k += "it" + instr(nd).iter;
-    k += "|";
+    if (partial && nd.instr >= 0) {
+      k += "it";
+      k += instr(nd).iter;
+    }
+    k += '|';
   }
   for (int32_t id : s.plan_nodes) {
     plan_local[id] = plan_local.size();
     const Node& nd = nodes_[static_cast<size_t>(id)];
     // A bind copies its operand; which carry slot it fills is bookkeeping.
     const bool copy = nd.instr >= 0 && instr(nd).kind == ir::Instr::bind;
-    k += "n" + std::to_string(rk(nd.rank)) + attrs_key(nd) + (copy ? "" : "#" + std::to_string(nd.result));
-    if (nd.coll >= 0) k += "c" + std::to_string(coll_local.emplace(nd.coll, coll_local.size()).first->second) + "m" +
-                           std::to_string(nd.member);
-    k += "(";
+    k += 'n';
+    put(k, rk(nd.rank));
+    attrs_key(k, nd, kb);
+    if (!copy) {
+      k += '#';
+      put(k, nd.result);
+    }
+    if (nd.coll >= 0) {
+      k += 'c';
+      put(k, static_cast<int64_t>(coll_local.emplace(nd.coll, coll_local.size()).first->second));
+      k += 'm';
+      put(k, nd.member);
+    }
+    k += '(';
     for (int32_t d : nd.deps) {
       auto it = plan_local.find(d);
       // Collective operands of members outside the slice are still inputs.
-      k += it == plan_local.end() ? "?" : std::to_string(it->second);
-      k += ",";
+      if (it == plan_local.end()) k += '?';
+      else put(k, static_cast<int64_t>(it->second));
+      k += ',';
     }
     k += ")|";
   }
-  k += "O";
+  k += 'O';
   for (const auto& o : s.obligations) {
     const Node& first = nodes_[static_cast<size_t>(o.members[0])];
-    k += region_key(p.placements[o.placement], bindings(first)) + "(";
-    for (int32_t m : o.members) k += std::to_string(plan_local.at(m)) + ",";
+    region_key(p.placements[o.placement], kb.of(first));
+    k += '(';
+    for (int32_t m : o.members) {
+      put(k, static_cast<int64_t>(plan_local.at(m)));
+      k += ',';
+    }
     k += ")|";
   }
   return k;

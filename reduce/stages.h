@@ -8,6 +8,8 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -68,8 +70,11 @@ class StageGraph {
   void build_nodes();
   void build_spec_nodes();
   void build_stages();
+  // The stage of spec value `y` (node `sid`), or none when nothing is placed on it.
+  std::optional<Stage> make_stage(int32_t sid, const std::string& y, const std::set<std::string>& cut) const;
   std::string key_of(const Stage& s) const;
-  std::string attrs_key(const Node& n) const;
+  class KeyBindings;
+  void attrs_key(std::string& k, const Node& n, KeyBindings& kb) const;
 
   const ir::Case& c_;
   ir::Bindings dims_;
