@@ -66,18 +66,21 @@ TermTable::Lin TermTable::lin(TermId t) const {
 }
 
 TermId TermTable::make_sum(std::vector<std::pair<TermId, Rational>> terms, const Rational& c) {
-  std::sort(terms.begin(), terms.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<std::pair<TermId, Rational>> merged;
-  for (auto& [t, r] : terms) {
-    if (!merged.empty() && merged.back().first == t) merged.back().second = merged.back().second + r;
-    else merged.push_back({t, r});
-  }
+  // Callers mostly pass sorted runs already merged (see sum): check first.
+  auto by_id = [](const auto& x, const auto& y) { return x.first < y.first; };
+  if (!std::is_sorted(terms.begin(), terms.end(), by_id)) std::sort(terms.begin(), terms.end(), by_id);
   Node n{TK::Sum, 0, {}, {}};
-  for (auto& [t, r] : merged)
+  n.args.reserve(terms.size());
+  n.nums.reserve(terms.size() + 1);
+  for (size_t i = 0; i < terms.size();) {
+    TermId t = terms[i].first;
+    Rational r = terms[i].second;
+    for (++i; i < terms.size() && terms[i].first == t; ++i) r = r + terms[i].second;
     if (!r.is_zero()) {
       n.args.push_back(t);
       n.nums.push_back(r);
     }
+  }
   if (n.args.empty()) return constant(c);
   if (n.args.size() == 1 && n.nums[0].is_one() && c.is_zero()) return n.args[0];
   n.nums.push_back(c);
@@ -87,12 +90,37 @@ TermId TermTable::make_sum(std::vector<std::pair<TermId, Rational>> terms, const
 TermId TermTable::add(TermId a, TermId b) { return sum({a, b}); }
 
 TermId TermTable::sum(const std::vector<TermId>& ts) {
+  // Each operand's terms are sorted by id: merge the runs instead of sorting
+  // (a running sum of n terms would otherwise cost n log n per addition).
   std::vector<std::pair<TermId, Rational>> terms;
+  std::vector<size_t> runs{0};
   Rational c;
   for (TermId t : ts) {
-    Lin l = lin(t);
-    terms.insert(terms.end(), l.terms.begin(), l.terms.end());
-    c = c + l.c;
+    const Node& n = nodes_[t];
+    if (n.kind == TK::Const) {
+      c = c + n.nums[0];
+      continue;
+    }
+    if (n.kind == TK::Sum) {
+      for (size_t k = 0; k < n.args.size(); ++k) terms.push_back({n.args[k], n.nums[k]});
+      c = c + n.nums.back();
+    } else {
+      terms.push_back({t, Rational(1)});
+    }
+    runs.push_back(terms.size());
+  }
+  auto by_id = [](const auto& x, const auto& y) { return x.first < y.first; };
+  while (runs.size() > 2) {
+    std::vector<size_t> next{0};
+    for (size_t i = 0; i + 1 < runs.size(); i += 2) {
+      size_t end = i + 2 < runs.size() ? runs[i + 2] : runs[i + 1];
+      if (i + 2 < runs.size())
+        std::inplace_merge(terms.begin() + static_cast<std::ptrdiff_t>(runs[i]),
+                           terms.begin() + static_cast<std::ptrdiff_t>(runs[i + 1]),
+                           terms.begin() + static_cast<std::ptrdiff_t>(end), by_id);
+      next.push_back(end);
+    }
+    runs = std::move(next);
   }
   return make_sum(std::move(terms), c);
 }
