@@ -243,6 +243,11 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   for (const auto& d : out.items) broken.insert(d.program);
   std::set<std::pair<std::string, std::string>> placed;
   std::set<std::string> spec_covered;
+  std::map<std::string, std::map<std::string, int64_t>> loops_of;
+  Bindings spec_b = b;
+  if (spec)
+    for (const auto& [k, v] : spec->dims)
+      if (!spec_b.count(k)) spec_b[k] = v;
   for (const auto& pl : p.placements) {
     Diag d{file, pl.program, "", "", ""};
     auto err = [&](const std::string& m) {
@@ -287,12 +292,15 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       exprs.push_back(r.offset);
       exprs.push_back(r.size);
     }
-    Bindings sb = b;
-    for (const auto& [k, v] : spec->dims)
-      if (!sb.count(k)) sb[k] = v;
+    const Bindings& sb = spec_b;
     bool reported = false;
-    std::map<std::string, int64_t> loops;
-    loop_vars(p.program(pl.program)->graph, sb, loops);
+    // Loop indices per program, found once (a plan has thousands of placements).
+    auto lv = loops_of.find(pl.program);
+    if (lv == loops_of.end()) {
+      lv = loops_of.emplace(pl.program, std::map<std::string, int64_t>{}).first;
+      loop_vars(p.program(pl.program)->graph, sb, lv->second);
+    }
+    const std::map<std::string, int64_t>& loops = lv->second;
     for_each_rank_binding(p, loops, exprs, sb, [&](const Bindings& rb) {
       for (size_t k = 0; k < spec_t.rank() && !reported; ++k) {
         int64_t extent = spec_t.shape[k].eval(sb), plan_extent = plan_t.shape[k].eval(sb);
