@@ -80,13 +80,9 @@ void StageGraph::build_nodes() {
   ir::Bindings base = dims_;
   for (const auto& a : p.mesh.axes) base[a.name] = a.size;
   for (const auto& prog : p.programs) code_[prog.name] = ir::flatten(prog.graph, base);
-  std::map<std::pair<std::string, std::string>, std::vector<uint32_t>> placements_of;
+  std::map<std::string, std::unordered_map<std::string, std::vector<uint32_t>>> placements_of;  // program -> value ->
   for (size_t i = 0; i < p.placements.size(); ++i)
-    placements_of[{p.placements[i].program, p.placements[i].value}].push_back(static_cast<uint32_t>(i));
-  auto placed = [&](const ir::Program& prog, const std::string& v) {
-    auto it = placements_of.find({prog.name, v});
-    return it == placements_of.end() ? std::vector<uint32_t>{} : it->second;
-  };
+    placements_of[p.placements[i].program][p.placements[i].value].push_back(static_cast<uint32_t>(i));
 
   int64_t n = p.mesh.num_ranks();
   prog_of_.assign(static_cast<size_t>(n), nullptr);
@@ -108,9 +104,11 @@ void StageGraph::build_nodes() {
     ir::Bindings rb = dims_;
     for (const auto& [k, v] : p.rank_bindings(r)) rb[k] = v;
     rank_base_[static_cast<size_t>(r)] = rb;
-    std::map<std::string, int32_t> env;
+    std::unordered_map<std::string, int32_t> env;
+    env.reserve(code.size() * 2);
+    const auto& placed = placements_of[prog->name];
     auto add = [&](Node nd) {
-      nd.placements = placed(*prog, nd.name);
+      if (auto it = placed.find(nd.name); it != placed.end()) nd.placements = it->second;
       env[nd.name] = static_cast<int32_t>(nodes_.size());
       nodes_.push_back(std::move(nd));
       return static_cast<int32_t>(nodes_.size() - 1);
@@ -126,8 +124,12 @@ void StageGraph::build_nodes() {
         continue;
       }
       const ir::Op& op = *ins.op;
-      ir::Bindings b = rb;
-      for (const auto& [k, v] : ins.loop) b[k] = v;
+      // Only point-to-point ops evaluate attributes here.
+      ir::Bindings b;
+      if (op.kind == "send" || op.kind == "recv") {
+        b = rb;
+        for (const auto& [k, v] : ins.loop) b[k] = v;
+      }
       auto peer = [&]() {
         ir::Coord c = p.mesh.coord_of(r);
         for (const auto& [axis, e] : std::get<ir::Coords>(*op.attr("peer"))) c[*p.mesh.axis_index(axis)] = e.eval(b);
