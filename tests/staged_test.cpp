@@ -6,6 +6,9 @@
 #include "corpus/generator.h"
 #include "verify/check.h"
 
+#include <algorithm>
+#include <set>
+
 using namespace parity;
 
 namespace {
@@ -52,6 +55,36 @@ TEST(StagedThreads, BugsAreNeverProvedOnAnyThreadCount) {
       EXPECT_FALSE(v.stage_note.empty());
     }
   }
+}
+
+}  // namespace
+
+namespace {
+
+// Placements kept only on program inputs and spec outputs: every stage would
+// re-run most of the plan. Stage building (spread over threads) stops with a
+// reason, and the whole-plan check still settles the case.
+TEST(StagedThreads, TooSparsePlacementsFallBackToTheWholeCheck) {
+  corpus::GenOptions o = plan();
+  o.pp = 1;
+  o.mb = 1;
+  o.layers = 6;
+  ir::Case c = corpus::generate(o);
+  std::set<std::string> outputs(c.spec->graph.outputs.begin(), c.spec->graph.outputs.end());
+  std::vector<ir::Placement> kept;
+  for (const auto& pl : c.plan.placements) {
+    const ir::Program* prog = c.plan.program(pl.program);
+    bool input = std::find(prog->graph.inputs.begin(), prog->graph.inputs.end(), pl.value) != prog->graph.inputs.end();
+    if (input || outputs.count(pl.spec_value)) kept.push_back(pl);
+  }
+  ASSERT_LT(kept.size(), c.plan.placements.size());
+  c.plan.placements = kept;
+  verify::VerifyOptions opt;
+  opt.threads = 2;
+  auto v = verify::verify_case(c, "t", opt);
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  EXPECT_EQ(v.stages, 0u);
+  EXPECT_NE(v.stage_note.find("too sparse"), std::string::npos) << v.stage_note;
 }
 
 }  // namespace
