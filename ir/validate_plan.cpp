@@ -1,6 +1,9 @@
 #include <algorithm>
+#include <atomic>
+#include <exception>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include "ir/validate.h"
 
@@ -224,16 +227,45 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   std::map<std::string, TypeMap> types;
   GroupIndex groups;
   for (const auto& prog : p.programs) index_groups(prog, prog.graph, groups);
-  for (const auto& prog : p.programs) {
-    Diag where{file, prog.name, "", "", ""};
-    types[prog.name] = check_graph(prog.graph, b, &p.mesh, where, out);
-    check_groups(p, prog, prog.graph, groups, where, out);
+  // Programs and the spec are checked independently, on every core; their
+  // messages are kept in program order, then the spec's.
+  const size_t tasks = p.programs.size() + (spec ? 1 : 0);
+  std::vector<DiagList> diags(tasks);
+  std::vector<TypeMap> prog_types(p.programs.size());
+  TypeMap st;
+  std::vector<std::exception_ptr> thrown(tasks);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i; (i = next.fetch_add(1)) < tasks;) {
+      try {
+        if (i == p.programs.size()) {
+          validate_spec(*spec, file, diags[i], &st);
+          continue;
+        }
+        const Program& prog = p.programs[i];
+        Diag where{file, prog.name, "", "", ""};
+        prog_types[i] = check_graph(prog.graph, b, &p.mesh, where, diags[i]);
+        check_groups(p, prog, prog.graph, groups, where, diags[i]);
+      } catch (...) {
+        thrown[i] = std::current_exception();
+      }
+    }
+  };
+  {
+    size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), tasks);
+    std::vector<std::thread> pool;
+    for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
   }
+  for (size_t i = 0; i < tasks; ++i) {
+    for (auto& item : diags[i].items) out.add(std::move(item));
+    if (thrown[i]) std::rethrow_exception(thrown[i]);
+  }
+  for (size_t i = 0; i < p.programs.size(); ++i) types[p.programs[i].name] = std::move(prog_types[i]);
 
   // Placements.
-  TypeMap st;
   if (spec) {
-    validate_spec(*spec, file, out, &st);
     for (const auto& [k, v] : p.dims)
       if (auto it = spec->dims.find(k); it != spec->dims.end() && it->second != v)
         fail("", "dim " + k + " is " + std::to_string(it->second) + " in the spec but " + std::to_string(v) + " in the plan");
