@@ -1,10 +1,8 @@
 #include <algorithm>
-#include <atomic>
-#include <exception>
 #include <functional>
 #include <set>
-#include <thread>
 
+#include "ir/parallel.h"
 #include "ir/validate.h"
 
 namespace parity::ir {
@@ -233,35 +231,18 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   std::vector<DiagList> diags(tasks);
   std::vector<TypeMap> prog_types(p.programs.size());
   TypeMap st;
-  std::vector<std::exception_ptr> thrown(tasks);
-  std::atomic<size_t> next{0};
-  auto work = [&] {
-    for (size_t i; (i = next.fetch_add(1)) < tasks;) {
-      try {
-        if (i == p.programs.size()) {
-          validate_spec(*spec, file, diags[i], &st);
-          continue;
-        }
-        const Program& prog = p.programs[i];
-        Diag where{file, prog.name, "", "", ""};
-        prog_types[i] = check_graph(prog.graph, b, &p.mesh, where, diags[i]);
-        check_groups(p, prog, prog.graph, groups, where, diags[i]);
-      } catch (...) {
-        thrown[i] = std::current_exception();
-      }
+  parallel_for(tasks, hardware_threads(), [&](size_t i) {
+    if (i == p.programs.size()) {
+      validate_spec(*spec, file, diags[i], &st);
+      return;
     }
-  };
-  {
-    size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), tasks);
-    std::vector<std::thread> pool;
-    for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
-  }
-  for (size_t i = 0; i < tasks; ++i) {
-    for (auto& item : diags[i].items) out.add(std::move(item));
-    if (thrown[i]) std::rethrow_exception(thrown[i]);
-  }
+    const Program& prog = p.programs[i];
+    Diag where{file, prog.name, "", "", ""};
+    prog_types[i] = check_graph(prog.graph, b, &p.mesh, where, diags[i]);
+    check_groups(p, prog, prog.graph, groups, where, diags[i]);
+  });
+  for (auto& d : diags)
+    for (auto& item : d.items) out.add(std::move(item));
   for (size_t i = 0; i < p.programs.size(); ++i) types[p.programs[i].name] = std::move(prog_types[i]);
 
   // Placements.

@@ -3,15 +3,14 @@
 #include <algorithm>
 #include <atomic>
 #include <charconv>
-#include <unordered_map>
-#include <exception>
-#include <mutex>
-#include <thread>
 #include <cstdio>
 #include <functional>
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_map>
+
+#include "ir/parallel.h"
 
 namespace parity::reduce {
 
@@ -208,123 +207,106 @@ void StageGraph::build_stages() {
   for (const auto& nd : nodes_) plan_nodes += nd.rank >= 0;
   std::atomic<size_t> sliced{0};
   std::vector<std::optional<Stage>> built(order.size());
-  std::atomic<size_t> next{0};
-  std::exception_ptr error;
-  std::mutex error_mu;
-  auto work = [&]() {
-    for (size_t i; (i = next.fetch_add(1)) < order.size();) {
-      try {
-        built[i] = make_stage(order[i].first, order[i].second, cut);
-        size_t total = built[i] ? sliced += built[i]->plan_nodes.size() : sliced.load();
-        if (total > 4 * plan_nodes + 1000)
-          throw ir::EvalError("the placements are too sparse to cut the plan into stages (stages would re-run over " +
-                              std::to_string(total) + " of " + std::to_string(plan_nodes) + " instances)");
-      } catch (...) {
-        std::lock_guard<std::mutex> l(error_mu);
-        if (!error) error = std::current_exception();
-        next = order.size();
-      }
-    }
-  };
-  size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), (order.size() + 63) / 64);
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < n; ++t) pool.emplace_back(work);
-  work();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
+  ir::parallel_for(order.size(), std::min(ir::hardware_threads(), (order.size() + 63) / 64), [&](size_t i) {
+    built[i] = make_stage(order[i].first, order[i].second, cut);
+    size_t total = built[i] ? sliced += built[i]->plan_nodes.size() : sliced.load();
+    if (total > 4 * plan_nodes + 1000)
+      throw ir::EvalError("the placements are too sparse to cut the plan into stages (stages would re-run over " +
+                          std::to_string(total) + " of " + std::to_string(plan_nodes) + " instances)");
+  });
   for (auto& s : built)
     if (s) stages_.push_back(std::move(*s));
 }
 
 std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y, const std::set<std::string>& cut) const {
   const ir::Plan& p = c_.plan;
-    Stage s;
-    s.spec_value = y;
-    s.spec_node = sid;
-    // Spec slice.
-    std::set<int32_t> seen;
-    std::function<void(int32_t, bool)> spec_visit = [&](int32_t id, bool root) {
-      if (!seen.insert(id).second) return;
-      const Node& nd = nodes_[static_cast<size_t>(id)];
-      if (nd.instr < 0 || (!root && cut.count(nd.name))) {
-        s.spec_inputs.push_back(id);
-        return;
+  Stage s;
+  s.spec_value = y;
+  s.spec_node = sid;
+  // Spec slice.
+  std::set<int32_t> seen;
+  std::function<void(int32_t, bool)> spec_visit = [&](int32_t id, bool root) {
+    if (!seen.insert(id).second) return;
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    if (nd.instr < 0 || (!root && cut.count(nd.name))) {
+      s.spec_inputs.push_back(id);
+      return;
+    }
+    for (int32_t d : nd.deps) spec_visit(d, false);
+    s.spec_nodes.push_back(id);
+  };
+  spec_visit(sid, true);
+  // Obligations.
+  // The region is part of the key: one rank may place two partial sums on
+  // two regions of one spec value (balanced context-parallel chunks).
+  using PKey = std::tuple<std::vector<std::string>, std::string, std::vector<int64_t>, std::vector<int64_t>>;
+  std::map<PKey, size_t> partial_at;
+  for (int32_t id : placed_on_.at(y)) {
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    for (uint32_t pl : nd.placements) {
+      const ir::Placement& P = p.placements[pl];
+      if (P.spec_value != y) continue;
+      // An input's first placement is how it is seeded: nothing to prove.
+      if (nd.instr < 0 && pl == nd.placements[0]) continue;
+      if (P.kind == ir::PlacementKind::region) {
+        s.obligations.push_back(Obligation{pl, {id}});
+        continue;
       }
-      for (int32_t d : nd.deps) spec_visit(d, false);
-      s.spec_nodes.push_back(id);
-    };
-    spec_visit(sid, true);
-    // Obligations.
-    // The region is part of the key: one rank may place two partial sums on
-    // two regions of one spec value (balanced context-parallel chunks).
-    using PKey = std::tuple<std::vector<std::string>, std::string, std::vector<int64_t>, std::vector<int64_t>>;
-    std::map<PKey, size_t> partial_at;
-    for (int32_t id : placed_on_.at(y)) {
-      const Node& nd = nodes_[static_cast<size_t>(id)];
-      for (uint32_t pl : nd.placements) {
-        const ir::Placement& P = p.placements[pl];
-        if (P.spec_value != y) continue;
-        // An input's first placement is how it is seeded: nothing to prove.
-        if (nd.instr < 0 && pl == nd.placements[0]) continue;
-        if (P.kind == ir::PlacementKind::region) {
-          s.obligations.push_back(Obligation{pl, {id}});
-          continue;
-        }
-        ir::Coord c = p.mesh.coord_of(nd.rank);
-        for (const auto& a : P.axes) c[*p.mesh.axis_index(a)] = -1;
-        std::vector<std::string> axes = P.axes;
-        std::sort(axes.begin(), axes.end());
-        std::vector<int64_t> off;
-        ir::Bindings b = bindings(nd);
-        for (const auto& d : P.region) off.push_back(d.offset.eval(b));
-        PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c, off};
-        auto it = partial_at.find(k);
-        if (it == partial_at.end()) {
-          partial_at[k] = s.obligations.size();
-          s.obligations.push_back(Obligation{pl, {id}});
-        } else {
-          s.obligations[it->second].members.push_back(id);
-        }
+      ir::Coord c = p.mesh.coord_of(nd.rank);
+      for (const auto& a : P.axes) c[*p.mesh.axis_index(a)] = -1;
+      std::vector<std::string> axes = P.axes;
+      std::sort(axes.begin(), axes.end());
+      std::vector<int64_t> off;
+      ir::Bindings b = bindings(nd);
+      for (const auto& d : P.region) off.push_back(d.offset.eval(b));
+      PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c, off};
+      auto it = partial_at.find(k);
+      if (it == partial_at.end()) {
+        partial_at[k] = s.obligations.size();
+        s.obligations.push_back(Obligation{pl, {id}});
+      } else {
+        s.obligations[it->second].members.push_back(id);
       }
     }
-    if (s.obligations.empty()) return std::nullopt;
-    // Plan slice: each member's op, and what it reads back to placed instances.
-    std::set<int32_t> pseen, pin;
-    std::function<void(int32_t)> visit = [&](int32_t id) {
-      const Node& nd = nodes_[static_cast<size_t>(id)];
-      if (!nd.placements.empty()) {
-        if (pin.insert(id).second) s.plan_inputs.push_back(id);
-        return;
+  }
+  if (s.obligations.empty()) return std::nullopt;
+  // Plan slice: each member's op, and what it reads back to placed instances.
+  std::set<int32_t> pseen, pin;
+  std::function<void(int32_t)> visit = [&](int32_t id) {
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    if (!nd.placements.empty()) {
+      if (pin.insert(id).second) s.plan_inputs.push_back(id);
+      return;
+    }
+    if (!pseen.insert(id).second) return;
+    if (nd.instr < 0) throw ir::EvalError("an unplaced program input");
+    for (int32_t d : nd.deps) visit(d);
+    s.plan_nodes.push_back(id);
+  };
+  std::set<int32_t> targets;
+  for (const auto& o : s.obligations)
+    for (int32_t m : o.members) {
+      const Node& nd = nodes_[static_cast<size_t>(m)];
+      if (nd.instr < 0) {
+        if (pin.insert(m).second) s.plan_inputs.push_back(m);
+        continue;
       }
-      if (!pseen.insert(id).second) return;
-      if (nd.instr < 0) throw ir::EvalError("an unplaced program input");
+      if (!targets.insert(m).second) continue;
       for (int32_t d : nd.deps) visit(d);
-      s.plan_nodes.push_back(id);
-    };
-    std::set<int32_t> targets;
-    for (const auto& o : s.obligations)
-      for (int32_t m : o.members) {
-        const Node& nd = nodes_[static_cast<size_t>(m)];
-        if (nd.instr < 0) {
-          if (pin.insert(m).second) s.plan_inputs.push_back(m);
-          continue;
-        }
-        if (!targets.insert(m).second) continue;
-        for (int32_t d : nd.deps) visit(d);
-        s.plan_nodes.push_back(m);
-      }
-    // Seeds that name spec values outside the slice join its inputs.
-    std::set<int32_t> spec_have(s.spec_inputs.begin(), s.spec_inputs.end());
-    spec_have.insert(s.spec_nodes.begin(), s.spec_nodes.end());
-    for (int32_t id : s.plan_inputs) {
-      const Node& nd = nodes_[static_cast<size_t>(id)];
-      for (uint32_t pl : nd.placements) {
-        int32_t z = spec_node_of_.at(p.placements[pl].spec_value);
-        if (spec_have.insert(z).second) s.spec_inputs.push_back(z);
-      }
+      s.plan_nodes.push_back(m);
     }
-    s.key = key_of(s);
-    return s;
+  // Seeds that name spec values outside the slice join its inputs.
+  std::set<int32_t> spec_have(s.spec_inputs.begin(), s.spec_inputs.end());
+  spec_have.insert(s.spec_nodes.begin(), s.spec_nodes.end());
+  for (int32_t id : s.plan_inputs) {
+    const Node& nd = nodes_[static_cast<size_t>(id)];
+    for (uint32_t pl : nd.placements) {
+      int32_t z = spec_node_of_.at(p.placements[pl].spec_value);
+      if (spec_have.insert(z).second) s.spec_inputs.push_back(z);
+    }
+  }
+  s.key = key_of(s);
+  return s;
 }
 
 namespace {
