@@ -16,6 +16,7 @@
 #include "ir/interp.h"
 #include "reduce/stages.h"
 #include "verify/inputs.h"
+#include "verify/sum_chains.h"
 #include "verify/term.h"
 
 namespace parity::verify {
@@ -39,7 +40,17 @@ class StageProver {
     const ir::Plan& p = g_.kase().plan;
     std::unordered_map<int32_t, T> spec;
     for (int32_t id : st.spec_inputs) spec[id] = fresh(nodes[static_cast<size_t>(id)].name, index);
-    for (int32_t id : st.spec_nodes) spec[id] = run(nodes[static_cast<size_t>(id)], spec);
+    SumChains spec_sums(tt_, g_, st.spec_nodes, st.spec_node);
+    for (int32_t id : st.spec_nodes) {
+      const reduce::Node& nd = nodes[static_cast<size_t>(id)];
+      T out;
+      auto eval = [&](const std::vector<const T*>& in) {
+        return ir::eval_local(td_, *g_.instr(nd).op, in, g_.bindings(nd)).at(static_cast<size_t>(nd.result));
+      };
+      auto r = spec_sums.run(id, [&](int32_t d) -> const T& { return spec.at(d); }, eval, out);
+      if (r == SumChains::Outcome::deferred) continue;
+      spec[id] = r == SumChains::Outcome::done ? std::move(out) : run(nd, spec);
+    }
 
     std::unordered_map<int32_t, T> seeded, computed;
     // Partial seeds: the members of one sum, when all are inputs of the stage,
@@ -107,6 +118,7 @@ class StageProver {
       return computed.at(id);
     };
     std::unordered_map<int32_t, std::vector<T>> coll;
+    SumChains plan_sums(tt_, g_, st.plan_nodes, -1);
     for (int32_t id : st.plan_nodes) {
       const reduce::Node& nd = nodes[static_cast<size_t>(id)];
       const ir::Instr& ins = g_.instr(nd);
@@ -115,15 +127,24 @@ class StageProver {
         continue;
       }
       ir::Bindings b = g_.bindings(nd);
-      std::vector<const T*> in;
-      for (int32_t d : nd.deps) in.push_back(&val(d));
+      auto operands = [&] {
+        std::vector<const T*> in;
+        for (int32_t d : nd.deps) in.push_back(&val(d));
+        return in;
+      };
       if (nd.coll >= 0) {
         auto it = coll.find(nd.coll);
-        if (it == coll.end()) it = coll.emplace(nd.coll, ir::eval_collective(td_, *ins.op, in, b)).first;
+        if (it == coll.end()) it = coll.emplace(nd.coll, ir::eval_collective(td_, *ins.op, operands(), b)).first;
         computed[id] = it->second.at(static_cast<size_t>(nd.member));
         continue;
       }
-      computed[id] = ir::eval_local(td_, *ins.op, in, b).at(static_cast<size_t>(nd.result));
+      auto eval = [&](const std::vector<const T*>& xs) {
+        return ir::eval_local(td_, *ins.op, xs, b).at(static_cast<size_t>(nd.result));
+      };
+      T out;
+      auto r = plan_sums.run(id, val, eval, out);
+      if (r == SumChains::Outcome::deferred) continue;
+      computed[id] = r == SumChains::Outcome::done ? std::move(out) : eval(operands());
     }
 
     for (const auto& o : st.obligations) {
