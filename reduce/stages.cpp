@@ -20,10 +20,70 @@ bool is_collective(const ir::Op& op) {
   return op.kind != "send" && op.kind != "recv" && (op.attr("axes") || op.attr("groups"));
 }
 
+void put(std::string& k, int64_t v) {
+  char b[24];
+  auto r = std::to_chars(b, b + sizeof b, v);
+  k.append(b, r.ptr);
+}
+
+void put_expr(std::string& k, const ir::DimExpr& e, const ir::Bindings& b) {
+  int64_t v;
+  if (e.try_eval(b, v)) put(k, v);
+  else k += e.str();
+}
+
 std::string num(double x) {
   char b[40];
   std::snprintf(b, sizeof b, "%.17g", x);
   return b;
+}
+
+// The attributes of an instruction as they enter a stage key: expressions
+// evaluated under `b`; peers, tags and groups left out (the instance graph
+// has resolved them). Without bindings, false at the first expression that
+// needs them.
+bool append_attrs_key(std::string& k, const ir::Instr& ins, const ir::Bindings* b) {
+  if (ins.kind == ir::Instr::bind) {
+    k += "bind";
+    return true;
+  }
+  const ir::Op& op = *ins.op;
+  bool ok = true;
+  auto ev = [&](const ir::DimExpr& e) {
+    if (e.is_const()) put(k, e.const_value());
+    else if (b) put_expr(k, e, *b);
+    else ok = false;
+  };
+  k += op.kind;
+  k += '{';
+  for (const auto& [name, a] : op.attrs) {
+    if (name == "peer" || name == "tag" || name == "axes" || name == "groups") continue;
+    k += name;
+    k += '=';
+    if (auto* d = std::get_if<double>(&a)) k += num(*d);
+    else if (auto* s = std::get_if<std::string>(&a)) k += *s;
+    else if (auto* e = std::get_if<ir::DimExpr>(&a)) ev(*e);
+    else if (auto* ds = std::get_if<ir::Dims>(&a)) {
+      for (const auto& e : *ds) {
+        ev(e);
+        k += ',';
+      }
+    } else if (auto* ss = std::get_if<ir::Strings>(&a)) {
+      for (const auto& s2 : *ss) {
+        k += s2;
+        k += ',';
+      }
+    }
+    k += ';';
+  }
+  k += '}';
+  return ok;
+}
+
+std::optional<std::string> fixed_attrs_key(const ir::Instr& ins) {
+  std::string k;
+  if (!append_attrs_key(k, ins, nullptr)) return std::nullopt;
+  return k;
 }
 
 
@@ -43,19 +103,20 @@ StageGraph::StageGraph(const ir::Case& c) : c_(c) {
 
 const ir::Instr& StageGraph::instr(const Node& n) const {
   if (n.rank < 0) return spec_code_.at(static_cast<size_t>(n.instr));
-  return code_.at(prog_of_[static_cast<size_t>(n.rank)]->name).at(static_cast<size_t>(n.instr));
+  return code_of_[static_cast<size_t>(n.rank)]->instrs.at(static_cast<size_t>(n.instr));
 }
 
-ir::Bindings StageGraph::bindings(const Node& n) const {
-  ir::Bindings b = n.rank >= 0 ? rank_base_[static_cast<size_t>(n.rank)] : dims_;
-  if (n.instr >= 0)
-    for (const auto& [k, v] : instr(n).loop) b[k] = v;
-  return b;
+const ir::Bindings& StageGraph::bindings(const Node& n) const {
+  if (n.rank < 0) return dims_;  // the spec is straight-line
+  if (n.instr < 0) return rank_base_[static_cast<size_t>(n.rank)];
+  const Code& code = *code_of_[static_cast<size_t>(n.rank)];
+  return rank_iter_[static_cast<size_t>(n.rank)][static_cast<size_t>(code.iter[static_cast<size_t>(n.instr)])];
 }
 
 void StageGraph::build_spec_nodes() {
   const ir::Graph& g = c_.spec->graph;
   spec_code_ = ir::flatten(g, dims_);
+  for (const auto& ins : spec_code_) spec_attrs_.push_back(fixed_attrs_key(ins));
   for (const auto& in : g.inputs) {
     spec_node_of_[in] = static_cast<int32_t>(nodes_.size());
     nodes_.push_back(Node{-1, -1, 0, in, {}, -1, 0, {}});
@@ -78,14 +139,26 @@ void StageGraph::build_nodes() {
   const ir::Plan& p = c_.plan;
   ir::Bindings base = dims_;
   for (const auto& a : p.mesh.axes) base[a.name] = a.size;
-  for (const auto& prog : p.programs) code_[prog.name] = ir::flatten(prog.graph, base);
+  for (const auto& prog : p.programs) {
+    Code& code = code_[prog.name];
+    code.instrs = ir::flatten(prog.graph, base);
+    std::map<ir::Bindings, int32_t> iters;
+    for (const auto& ins : code.instrs) {
+      auto [it, fresh] = iters.try_emplace(ins.loop, static_cast<int32_t>(code.iter_loop.size()));
+      if (fresh) code.iter_loop.push_back(ins.loop);
+      code.iter.push_back(it->second);
+      code.attrs.push_back(fixed_attrs_key(ins));
+    }
+  }
   std::map<std::string, std::unordered_map<std::string, std::vector<uint32_t>>> placements_of;  // program -> value ->
   for (size_t i = 0; i < p.placements.size(); ++i)
     placements_of[p.placements[i].program][p.placements[i].value].push_back(static_cast<uint32_t>(i));
 
   int64_t n = p.mesh.num_ranks();
   prog_of_.assign(static_cast<size_t>(n), nullptr);
+  code_of_.assign(static_cast<size_t>(n), nullptr);
   rank_base_.assign(static_cast<size_t>(n), {});
+  rank_iter_.assign(static_cast<size_t>(n), {});
   using Key = std::tuple<int64_t, int64_t, int64_t>;  // (src, dst, tag)
   std::map<Key, std::vector<int32_t>> sent, recvd;
   struct Member {
@@ -98,11 +171,18 @@ void StageGraph::build_nodes() {
     const ir::Program* prog = p.program_of(r);
     prog_of_[static_cast<size_t>(r)] = prog;
     if (!prog) continue;
-    const auto& code = code_.at(prog->name);
+    const Code& pcode = code_.at(prog->name);
+    const auto& code = pcode.instrs;
+    code_of_[static_cast<size_t>(r)] = &pcode;
     rank_instructions_ += code.size();
     ir::Bindings rb = dims_;
     for (const auto& [k, v] : p.rank_bindings(r)) rb[k] = v;
     rank_base_[static_cast<size_t>(r)] = rb;
+    for (const auto& loop : pcode.iter_loop) {
+      ir::Bindings ib = rb;
+      for (const auto& [k, v] : loop) ib[k] = v;
+      rank_iter_[static_cast<size_t>(r)].push_back(std::move(ib));
+    }
     std::unordered_map<std::string, int32_t> env;
     env.reserve(code.size() * 2);
     const auto& placed = placements_of[prog->name];
@@ -123,12 +203,7 @@ void StageGraph::build_nodes() {
         continue;
       }
       const ir::Op& op = *ins.op;
-      // Only point-to-point ops evaluate attributes here.
-      ir::Bindings b;
-      if (op.kind == "send" || op.kind == "recv") {
-        b = rb;
-        for (const auto& [k, v] : ins.loop) b[k] = v;
-      }
+      const ir::Bindings& b = rank_iter_[static_cast<size_t>(r)][static_cast<size_t>(pcode.iter[i])];
       auto peer = [&]() {
         ir::Coord c = p.mesh.coord_of(r);
         for (const auto& [axis, e] : std::get<ir::Coords>(*op.attr("peer"))) c[*p.mesh.axis_index(axis)] = e.eval(b);
@@ -309,83 +384,24 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y, c
   return s;
 }
 
-namespace {
-
-void put(std::string& k, int64_t v) {
-  char b[24];
-  auto r = std::to_chars(b, b + sizeof b, v);
-  k.append(b, r.ptr);
-}
-
-void put_expr(std::string& k, const ir::DimExpr& e, const ir::Bindings& b) {
-  int64_t v;
-  if (e.try_eval(b, v)) put(k, v);
-  else k += e.str();
-}
-
-}  // namespace
-
-// Bindings of the instances of one stage: few (rank, iteration) pairs, each
-// built once instead of once per instance.
-class StageGraph::KeyBindings {
- public:
-  explicit KeyBindings(const StageGraph& g) : g_(g) {}
-  const ir::Bindings& of(const Node& n) {
-    const std::string* iter = n.instr >= 0 ? &g_.instr(n).iter : &none_;
-    auto [it, fresh] = cache_.try_emplace({n.rank, *iter});
-    if (fresh) it->second = g_.bindings(n);
-    return it->second;
-  }
-
- private:
-  const StageGraph& g_;
-  const std::string none_;
-  std::map<std::pair<int32_t, std::string>, ir::Bindings> cache_;
-};
-
-void StageGraph::attrs_key(std::string& k, const Node& n, KeyBindings& kb) const {
+void StageGraph::attrs_key(std::string& k, const Node& n) const {
   if (n.instr < 0) {
     k += "in";
     return;
   }
-  const ir::Instr& ins = instr(n);
-  if (ins.kind == ir::Instr::bind) {
-    k += "bind";
+  const std::optional<std::string>& fixed =
+      n.rank < 0 ? spec_attrs_[static_cast<size_t>(n.instr)]
+                 : code_of_[static_cast<size_t>(n.rank)]->attrs[static_cast<size_t>(n.instr)];
+  if (fixed) {
+    k += *fixed;
     return;
   }
-  const ir::Op& op = *ins.op;
-  auto ev = [&](const ir::DimExpr& e) {
-    if (e.is_const()) put(k, e.const_value());
-    else put_expr(k, e, kb.of(n));
-  };
-  k += op.kind;
-  k += '{';
-  for (const auto& [name, a] : op.attrs) {
-    if (name == "peer" || name == "tag" || name == "axes" || name == "groups") continue;
-    k += name;
-    k += '=';
-    if (auto* d = std::get_if<double>(&a)) k += num(*d);
-    else if (auto* s = std::get_if<std::string>(&a)) k += *s;
-    else if (auto* e = std::get_if<ir::DimExpr>(&a)) ev(*e);
-    else if (auto* ds = std::get_if<ir::Dims>(&a)) {
-      for (const auto& e : *ds) {
-        ev(e);
-        k += ',';
-      }
-    } else if (auto* ss = std::get_if<ir::Strings>(&a)) {
-      for (const auto& s2 : *ss) {
-        k += s2;
-        k += ',';
-      }
-    }
-    k += ';';
-  }
-  k += '}';
+  append_attrs_key(k, instr(n), &bindings(n));
 }
+
 
 std::string StageGraph::key_of(const Stage& s) const {
   const ir::Plan& p = c_.plan;
-  KeyBindings kb(*this);
   std::unordered_map<int32_t, size_t> spec_local, plan_local;
   spec_local.reserve(s.spec_inputs.size() + s.spec_nodes.size());
   plan_local.reserve(s.plan_inputs.size() + s.plan_nodes.size());
@@ -419,7 +435,7 @@ std::string StageGraph::key_of(const Stage& s) const {
     const Node& nd = nodes_[static_cast<size_t>(id)];
     const bool copy = nd.instr >= 0 && spec_code_[static_cast<size_t>(nd.instr)].kind == ir::Instr::bind;
     k += 'o';
-    attrs_key(k, nd, kb);
+    attrs_key(k, nd);
     if (!copy) {
       k += '#';
       put(k, nd.result);
@@ -454,7 +470,7 @@ std::string StageGraph::key_of(const Stage& s) const {
   for (int32_t id : s.plan_inputs) {
     plan_local[id] = plan_local.size();
     const Node& nd = nodes_[static_cast<size_t>(id)];
-    const ir::Bindings& b = kb.of(nd);
+    const ir::Bindings& b = bindings(nd);
     k += 'i';
     put(k, rk(nd.rank));
     k += ':';
@@ -483,7 +499,7 @@ std::string StageGraph::key_of(const Stage& s) const {
     const bool copy = nd.instr >= 0 && instr(nd).kind == ir::Instr::bind;
     k += 'n';
     put(k, rk(nd.rank));
-    attrs_key(k, nd, kb);
+    attrs_key(k, nd);
     if (!copy) {
       k += '#';
       put(k, nd.result);
@@ -507,7 +523,7 @@ std::string StageGraph::key_of(const Stage& s) const {
   k += 'O';
   for (const auto& o : s.obligations) {
     const Node& first = nodes_[static_cast<size_t>(o.members[0])];
-    region_key(p.placements[o.placement], kb.of(first));
+    region_key(p.placements[o.placement], bindings(first));
     k += '(';
     for (int32_t m : o.members) {
       put(k, static_cast<int64_t>(plan_local.at(m)));

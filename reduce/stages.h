@@ -59,7 +59,7 @@ class StageGraph {
   const std::vector<Stage>& stages() const { return stages_; }
   const ir::Instr& instr(const Node& n) const;
   // Dims, rank coordinates and loop indices for evaluating an instance.
-  ir::Bindings bindings(const Node& n) const;
+  const ir::Bindings& bindings(const Node& n) const;
   size_t rank_instructions() const { return rank_instructions_; }
   // Plan instances placed on each spec value.
   const std::map<std::string, std::vector<int32_t>>& placed_on() const { return placed_on_; }
@@ -73,13 +73,22 @@ class StageGraph {
   // The stage of spec value `y` (node `sid`), or none when nothing is placed on it.
   std::optional<Stage> make_stage(int32_t sid, const std::string& y, const std::set<std::string>& cut) const;
   std::string key_of(const Stage& s) const;
-  class KeyBindings;
-  void attrs_key(std::string& k, const Node& n, KeyBindings& kb) const;
+  void attrs_key(std::string& k, const Node& n) const;
 
   const ir::Case& c_;
   ir::Bindings dims_;
-  std::map<std::string, std::vector<ir::Instr>> code_;  // program name -> unrolled code
+  // A program's unrolled code, with what every rank running it shares.
+  struct Code {
+    std::vector<ir::Instr> instrs;
+    std::vector<int32_t> iter;                      // instr -> index of its loop iteration
+    std::vector<ir::Bindings> iter_loop;            // iteration -> its loop indices
+    std::vector<std::optional<std::string>> attrs;  // instr -> its attribute key when it needs no bindings
+  };
+  std::map<std::string, Code> code_;           // program name ->
+  std::vector<const Code*> code_of_;           // rank ->
+  std::vector<std::vector<ir::Bindings>> rank_iter_;  // rank -> iteration -> bindings
   std::vector<ir::Instr> spec_code_;
+  std::vector<std::optional<std::string>> spec_attrs_;  // as Code::attrs
   std::vector<const ir::Program*> prog_of_;
   std::vector<ir::Bindings> rank_base_;  // dims, axis sizes and coordinates of each rank
   std::vector<Node> nodes_;
