@@ -1,6 +1,7 @@
 #include "frontend/proto/case_io.h"
 
 #include <fcntl.h>
+#include <google/protobuf/arena.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/message.h>
@@ -150,7 +151,9 @@ ir::Case parse_text(const std::string& bytes, const std::string& name) {
 }
 
 ir::Case parse_binary(const std::string& bytes, const std::string& name, bool sniffed) {
-  proto::Case m;
+  // On an arena: a large plan is millions of small messages, freed at once.
+  pb::Arena arena;
+  proto::Case& m = *pb::Arena::CreateMessage<proto::Case>(&arena);
   bool ok;
   {
     // The parser logs to stderr (e.g. on invalid UTF-8) before failing; the
