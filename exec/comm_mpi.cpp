@@ -23,9 +23,16 @@ int64_t launcher_rank() {
   return -1;
 }
 
+int64_t launcher_size() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"})
+    if (const char* s = std::getenv(v)) return std::atoll(s);
+  return 1;
+}
+
 #ifndef PARITY_HAVE_MPI
 
 bool mpi_built() { return false; }
+bool mpi_init() { return false; }
 std::unique_ptr<Communicator> make_mpi_comm() {
   throw Unsupported("this build has no MPI (--ranks mpi)");
 }
@@ -33,6 +40,15 @@ std::unique_ptr<Communicator> make_mpi_comm() {
 #else
 
 bool mpi_built() { return true; }
+
+bool mpi_init() {
+  int init = 0;
+  MPI_Initialized(&init);
+  if (init) return false;
+  int provided = 0;
+  MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  return true;
+}
 
 namespace {
 using Clock = std::chrono::steady_clock;
@@ -90,13 +106,7 @@ std::string shape_str(const std::vector<int64_t>& s) {
 class MpiComm : public Communicator {
  public:
   MpiComm() {
-    int init = 0;
-    MPI_Initialized(&init);
-    if (!init) {
-      int provided = 0;
-      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-      owns_ = true;
-    }
+    owns_ = mpi_init();
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int r = 0, n = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &r);

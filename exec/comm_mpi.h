@@ -19,5 +19,11 @@ std::unique_ptr<Communicator> make_mpi_comm();
 // This process's rank in MPI_COMM_WORLD when MPI was started by a launcher
 // (mpirun sets OMPI_COMM_WORLD_RANK / PMI_RANK), else -1; reads no MPI state.
 int64_t launcher_rank();
+// The launcher's process count (OMPI_COMM_WORLD_SIZE, PMI_SIZE, ...), 1 when
+// the process was not started by one; reads no MPI state.
+int64_t launcher_size();
+// Initializes MPI (threads funneled) unless it already is: true when this call
+// did, and the caller then finalizes it. False without MPI.
+bool mpi_init();
 
 }  // namespace parity::exec

@@ -1,7 +1,8 @@
 #include "tools/stage_procs.h"
 
-#include <cstdlib>
 #include <string>
+
+#include "exec/comm_mpi.h"
 
 #ifdef PARITY_HAVE_MPI
 #include <mpi.h>
@@ -9,26 +10,11 @@
 
 namespace parity::cli {
 
-namespace {
-// The launcher's process count, read before MPI is initialized so that a
-// plain run never starts MPI.
-int launched_size() {
-  for (const char* k : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE", "MPI_LOCALNRANKS"})
-    if (const char* v = std::getenv(k)) return std::atoi(v);
-  return 1;
-}
-}  // namespace
-
 StageProcesses::StageProcesses() {
 #ifdef PARITY_HAVE_MPI
-  if (launched_size() <= 1) return;
-  int init = 0;
-  MPI_Initialized(&init);
-  if (!init) {
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
-    owns_ = true;
-  }
+  // The launcher's count is read first, so that a plain run never starts MPI.
+  if (exec::launcher_size() <= 1) return;
+  owns_ = exec::mpi_init();
   MPI_Comm_rank(MPI_COMM_WORLD, &index_);
   MPI_Comm_size(MPI_COMM_WORLD, &count_);
 #endif
