@@ -6,20 +6,7 @@ set -u
 parity=${1:-build/tools/parity}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail=0
-expect() {  # expect NAME WANT_EXIT WANT_TEXT CMD...
-  local name=$1 want=$2 text=$3
-  shift 3
-  out=$(timeout 300 "$@" 2>&1)
-  rc=$?
-  if [ "$rc" != "$want" ] || ! grep -qF -- "$text" <<< "$out"; then
-    echo "FAIL $name: exit $rc (want $want, text '$text'), output:"
-    echo "$out" | sed 's/^/  /'
-    fail=1
-  else
-    echo "ok   $name"
-  fi
-}
+source "$(dirname "$0")/../lib/expect.sh"
 "$parity" gen llama3-8b --dp 32 --tp 2 --layers 2 -o "$tmp/ok.pb" > /dev/null || exit 1
 "$parity" gen llama3-8b --dp 32 --tp 2 --layers 2 --bug scale-one-rank@rank=37 -o "$tmp/bug.pb" > /dev/null || exit 1
 expect "reduce a 64-rank plan" 0 "4 ranks (from 64)" "$parity" reduce "$tmp/ok.pb" -o "$tmp/ok.small.pb"

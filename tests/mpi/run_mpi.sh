@@ -9,32 +9,17 @@ set -u
 parity=${1:-build/tools/parity}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
-command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
-mpi=(mpirun --oversubscribe --allow-run-as-root -np 2)
-# Open MPI inside containers: no shared-memory CMA, loopback TCP only.
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl_tcp_if_include=lo
-fail=0
+source tests/lib/expect.sh
+EXPECT_TIMEOUT=120
+mpi_setup
 
-check() {  # check NAME WANT_EXIT WANT_TEXT CMD...
-  local name=$1 want=$2 text=$3
-  shift 3
-  out=$(timeout 120 "$@" 2>&1)
-  rc=$?
-  if [ "$rc" != "$want" ] || ! grep -qF -- "$text" <<< "$out"; then
-    echo "FAIL $name: exit $rc (want $want), output:"
-    echo "$out" | sed 's/^/  /'
-    fail=1
-  else
-    echo "ok   $name (exit $rc)"
-  fi
-}
 
-check "mlp_tp2 matches" 0 "MATCH:" \
+expect "mlp_tp2 matches" 0 "MATCH:" \
   "${mpi[@]}" "$parity" run corpus/cases/examples/mlp_tp2.pbtxt --ranks mpi --compare
-check "missing allreduce differs" 1 "DIFFERS:" \
+expect "missing allreduce differs" 1 "DIFFERS:" \
   "${mpi[@]}" "$parity" run corpus/cases/demo/mlp_tp2_missing_allreduce.pbtxt --ranks mpi --compare
-check "deadlock times out" 2 "timed out after 2 s at 'recv ->" \
+expect "deadlock times out" 2 "timed out after 2 s at 'recv ->" \
   "${mpi[@]}" "$parity" run tests/malformed/deadlock_pipeline.pbtxt --ranks mpi --no-validate --timeout-s 2
-check "process count must equal mesh size" 2 "mpirun -np must equal the mesh size" \
+expect "process count must equal mesh size" 2 "mpirun -np must equal the mesh size" \
   mpirun --oversubscribe --allow-run-as-root -np 3 "$parity" run corpus/cases/examples/dp2.pbtxt --ranks mpi
 exit $fail

@@ -8,12 +8,10 @@ set -u
 parity=${1:-build/tools/parity}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root" || exit 1
-command -v mpirun > /dev/null || { echo "SKIP: no mpirun"; exit 77; }
-mpi=(mpirun --oversubscribe --allow-run-as-root -np 2)
-export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_MCA_btl_tcp_if_include=lo
+source tests/lib/expect.sh
+mpi_setup
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail=0
 
 "$parity" gen llama3-8b --tp 2 --pp 2 --mb 2 --layers 4 -o "$tmp/ok.pb" > /dev/null || exit 1
 "$parity" gen llama3-8b --tp 2 --pp 2 --mb 2 --layers 4 --bug missing-allreduce@layer=2 -o "$tmp/bug.pb" > /dev/null || exit 1
