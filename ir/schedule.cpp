@@ -33,7 +33,7 @@ struct Sim {
   std::vector<std::vector<Event>> events;
   std::vector<const Program*> prog_of;
   bool failed = false;
-  size_t budget = 50'000'000;  // events; beyond it the check is skipped with a note
+  size_t budget = kScheduleBudget;  // events; beyond it the check is skipped with a note
 
   void err(int64_t rank, const Op* op, const std::string& msg) {
     Diag d{file, prog_of[rank] ? prog_of[rank]->name : "", op ? op->label() : "", p.mesh.rank_str(rank), msg};

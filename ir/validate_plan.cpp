@@ -179,7 +179,7 @@ void check_groups(const Plan& p, const Program& prog, const Graph& g, const Grou
 }  // namespace
 
 void validate_plan(const Plan& p, const Spec* spec, const std::string& file, DiagList& out,
-                   std::map<std::string, TypeMap>* types_out) {
+                   std::map<std::string, TypeMap>* types_out, size_t threads) {
   auto fail = [&](const std::string& prog, const std::string& msg) { out.add(Diag{file, prog, "", "", msg}); };
   std::set<std::string> axes;
   for (const auto& a : p.mesh.axes) {
@@ -231,7 +231,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   std::vector<DiagList> diags(tasks);
   std::vector<TypeMap> prog_types(p.programs.size());
   TypeMap st;
-  parallel_for(tasks, hardware_threads(), [&](size_t i) {
+  parallel_for(tasks, threads ? threads : hardware_threads(), [&](size_t i) {
     if (i == p.programs.size()) {
       validate_spec(*spec, file, diags[i], &st);
       return;
@@ -351,14 +351,14 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   if (types_out) *types_out = std::move(types);
 }
 
-DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget) {
+DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget, size_t threads) {
   DiagList out;
   if (c.plan.programs.empty() && c.plan.mesh.axes.empty()) {
     if (c.spec) validate_spec(*c.spec, file, out);
     return out;
   }
   std::map<std::string, TypeMap> types;
-  validate_plan(c.plan, c.spec ? &*c.spec : nullptr, file, out, &types);
+  validate_plan(c.plan, c.spec ? &*c.spec : nullptr, file, out, &types, threads);
   if (out.empty()) check_schedule(c.plan, types, file, out, schedule_budget);
   return out;
 }

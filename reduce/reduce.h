@@ -14,6 +14,7 @@ struct Options {
   bool mesh = true;   // mesh axes (dp, tp, cp, ep, ...) and their coordinates
   bool shape = true;  // dim symbols, microbatch counts included
   int64_t keep = 2;   // coordinates kept of each run of interchangeable ones
+  size_t threads = 0; // validating the reduced instance (0: one per hardware thread)
 };
 
 // One mesh axis: reduced coordinate -> the original coordinate it stands for.

@@ -89,7 +89,7 @@ std::optional<std::string> fixed_attrs_key(const ir::Instr& ins) {
 
 }  // namespace
 
-StageGraph::StageGraph(const ir::Case& c) : c_(c) {
+StageGraph::StageGraph(const ir::Case& c, size_t threads) : c_(c), threads_(threads) {
   if (!c.spec) throw ir::EvalError("no spec");
   dims_ = c.spec->dims;
   for (const auto& [k, v] : c.plan.dims) dims_[k] = v;
@@ -282,7 +282,8 @@ void StageGraph::build_stages() {
   for (const auto& nd : nodes_) plan_nodes += nd.rank >= 0;
   std::atomic<size_t> sliced{0};
   std::vector<std::optional<Stage>> built(order.size());
-  ir::parallel_for(order.size(), std::min(ir::hardware_threads(), (order.size() + 63) / 64), [&](size_t i) {
+  size_t threads = threads_ ? threads_ : ir::hardware_threads();
+  ir::parallel_for(order.size(), std::min(threads, (order.size() + 63) / 64), [&](size_t i) {
     built[i] = make_stage(order[i].first, order[i].second, cut);
     size_t total = built[i] ? sliced += built[i]->plan_nodes.size() : sliced.load();
     if (total > 4 * plan_nodes + 1000)

@@ -52,7 +52,8 @@ class StageGraph {
  public:
   // `c` must be validated. Throws ir::EvalError when the case has a shape the
   // stage builder does not handle (the caller verifies without stages).
-  explicit StageGraph(const ir::Case& c);
+  // Stages are sliced on up to `threads` threads (0: one per hardware thread).
+  explicit StageGraph(const ir::Case& c, size_t threads = 0);
 
   const ir::Case& kase() const { return c_; }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -96,6 +97,7 @@ class StageGraph {
   std::map<std::string, std::vector<int32_t>> placed_on_;  // spec value -> plan nodes placed on it
   std::vector<Stage> stages_;
   size_t rank_instructions_ = 0;
+  size_t threads_ = 0;
   ir::TypeMap spec_types_;
 };
 

@@ -129,7 +129,8 @@ void add_verify(CLI::App& app, Action& run) {
   cmd->add_option("--cache", opt.cache_dir,
                   "remember proved stages in DIR and skip them in later runs (keys compared in full)");
   cmd->add_option("--threads", opt.threads,
-                  "threads proving distinct stages (default: one per hardware thread); under mpirun "
+                  "threads validating, building and proving distinct stages (default: one per hardware "
+                  "thread); under mpirun "
                   "the processes share the stages too");
   cmd->add_flag("--no-stages", no_stages,
                 "check the whole plan at once instead of proving each distinct stage once");

@@ -728,17 +728,19 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // The original is validated in full except for a schedule too large to
     // simulate, which is simulated on the reduced instance.
     progress_start(opt.progress, "validating");
-    ir::DiagList d = ir::validate_case(c, file, opt.schedule_budget);
+    ir::DiagList d = ir::validate_case(c, file, opt.schedule_budget, opt.threads);
     if (!d.empty()) {
       return invalid_verdict(d);
     }
     progress_start(opt.progress, "reducing");
-    reduce::Result r = reduce::reduce_case(c);
+    reduce::Options ro;
+    ro.threads = opt.threads;
+    reduce::Result r = reduce::reduce_case(c, ro);
     const ir::Case& target = r.changed ? r.reduced : c;
     // The reduced instance was validated in full by reduce_case; an unreduced
     // one still needs its whole schedule simulated.
     if (!r.changed) {
-      d = ir::validate_case(c, file);
+      d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads);
       if (!d.empty()) {
         return invalid_verdict(d);
       }

@@ -378,7 +378,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
   auto t0 = Clock::now();
   try {
     progress_start(opt.progress, "building stages");
-    auto graph = std::make_shared<const reduce::StageGraph>(c);
+    auto graph = std::make_shared<const reduce::StageGraph>(c, opt.threads);
     r.graph = graph;
     const reduce::StageGraph& g = *graph;
     r.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
