@@ -99,6 +99,38 @@ TEST(Verify, SolverTimeoutIsUnknown) {
   }
 }
 
+// The whole check has a time limit of its own: past it the obligations left
+// are UNKNOWN, however many there are and whatever each solver call may take.
+TEST(Verify, TimeLimitEndsTheCheckAsUnknown) {
+  ir::Case c = expanded_product(6, 4);
+  verify::VerifyOptions opt;
+  opt.expand_budget = 0;
+  opt.reduce = false;
+  opt.time_limit_s = 1e-9;
+  auto v = verify::verify_case(c, "t", opt);
+  EXPECT_EQ(v.kind, verify::VerdictKind::unknown);
+  EXPECT_NE(v.reason.find("time limit"), std::string::npos) << v.reason;
+  EXPECT_EQ(v.by_smt, 0u);
+  // Without the limit the same check is proved (by the solver).
+  opt.time_limit_s = 0;
+  opt.expand_budget = 200000;
+  EXPECT_EQ(verify::verify_case(c, "t", opt).kind, verify::VerdictKind::verified);
+}
+
+// A relative difference of 1e-9 is under the screening tolerance but stable
+// between double and extended precision: refuted at the screening points,
+// before expansion or a solver.
+TEST(Verify, SmallStableDifferenceIsRefutedByScreening) {
+  verify::VerifyOptions opt;
+  opt.reduce = false;
+  auto v = verify::verify_case(expanded_product(3, 2, 1.0 + 1e-9), "t", opt);
+  ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+  ASSERT_TRUE(v.cex.has_value());
+  EXPECT_NE(v.cex->found_by.find("stable between double and extended precision"), std::string::npos)
+      << v.cex->found_by;
+  EXPECT_NE(v.cex->spec_num, v.cex->plan_num);
+}
+
 TEST(Verify, WrongProductIsRefutedWithReproducedWitness) {
   ir::Case c = expanded_product(3, 2, 2.0);
   for (const char* s : {"z3", "cvc5"}) {

@@ -121,6 +121,8 @@ void add_verify(CLI::App& app, Action& run) {
   cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout");
   cmd->add_option("--seed", opt.seed, "seed of the concrete screening points");
   cmd->add_option("--points", opt.random_points, "concrete screening points");
+  cmd->add_option("--time-limit", opt.time_limit_s,
+                  "seconds the whole-plan check may spend deciding obligations; the rest are UNKNOWN (0: none)");
   cmd->add_option("--expand-budget", opt.expand_budget,
                   "monomials allowed when expanding products");
   cmd->add_flag("--smt-all", opt.smt_all,

@@ -1,5 +1,6 @@
 #include "verify/check.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -7,6 +8,7 @@
 #include <map>
 #include <random>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "ir/interp.h"
@@ -63,6 +65,21 @@ std::string idx_str(const std::vector<int64_t>& idx) {
 bool differs(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return false;  // inconclusive at this point
   return std::fabs(a - b) > 1e-6 * (1.0 + std::fabs(a) + std::fabs(b));
+}
+
+// `differs` keeps an absolute floor so that noise around zero is not taken for
+// a difference, and so misses differences between small values (squared
+// gradients of 1e-8, say). Such a difference still counts when it is stable:
+// far above the double run's rounding error, estimated by its distance from
+// the extended-precision run of the same point, and far above extended
+// precision's own relative error.
+bool differs_stably(double sd, double pd, long double sl, long double pl) {
+  if (!std::isfinite(sd) || !std::isfinite(pd) || !std::isfinite(sl) || !std::isfinite(pl)) return false;
+  const long double diff = std::fabs(sl - pl);
+  const long double noise = std::fabs(static_cast<long double>(sd) - sl) + std::fabs(static_cast<long double>(pd) - pl);
+  const long double mag = std::fabs(sl) + std::fabs(pl);
+  return diff > 1e-12L * mag && diff > 1e3L * noise && diff > 1e-290L &&
+         std::fabs(sd - pd) > 1e-12 * (std::fabs(sd) + std::fabs(pd));
 }
 
 // One recorded instance of a placed plan value on one rank (one loop iteration).
@@ -258,6 +275,7 @@ class Checker {
     // Numeric runs at each point: the same obligations, concretely.
     std::vector<std::vector<std::pair<double, double>>> num;  // [point][obligation] -> (spec, plan)
     for (const auto& pt : points) num.push_back(eval_numeric<double>(st, tt, sym_in, pt, obls));
+    num_long_.clear();
 
     Verdict v;
     v.obligations = obls.size();
@@ -269,6 +287,7 @@ class Checker {
     if (solvers.empty()) return invalid("unknown solver '" + opt_.solver + "' (z3, cvc5, both)");
 
     progress_start(opt_.progress, "checking obligations", obls.size());
+    size_t over_time = 0;
     for (size_t i = 0; i < obls.size(); ++i) {
       progress_step(opt_.progress);
       const Obl& o = obls[i];
@@ -278,6 +297,9 @@ class Checker {
       int status;
       if (auto it = cache.find(key); it != cache.end()) {
         status = it->second;
+      } else if (o.spec_t != o.plan_t && !v.cex && out_of_time()) {
+        status = 2;
+        ++over_time;
       } else {
         ++v.unique;
         status = decide(v, tt, st, sym_in, obls, num, points, i, solvers);
@@ -299,8 +321,27 @@ class Checker {
       v.kind = VerdictKind::unknown;  // never show a mismatch we could not reproduce
       v.reason = "a refutation could not be reproduced concretely";
     }
+    if (over_time)
+      unknown_reason_ = "the time limit (--time-limit " + fmt_seconds(opt_.time_limit_s) + " s) ran out with " +
+                        std::to_string(over_time) + " obligations not decided";
     if (v.kind == VerdictKind::unknown && v.reason.empty()) v.reason = unknown_reason_;
     return v;
+  }
+
+  bool out_of_time() const {
+    return opt_.time_limit_s > 0 &&
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > opt_.time_limit_s;
+  }
+  // The solver's limit: its own, or what is left of the whole check's.
+  unsigned solver_timeout_ms() const {
+    if (opt_.time_limit_s <= 0) return opt_.timeout_ms;
+    double left = opt_.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    return static_cast<unsigned>(std::clamp(left * 1000.0, 1.0, static_cast<double>(opt_.timeout_ms)));
+  }
+  static std::string fmt_seconds(double s) {
+    std::ostringstream o;
+    o << s;
+    return o.str();
   }
 
   // The first point keeps every mask on: a random mask can hide exactly the
@@ -400,8 +441,7 @@ class Checker {
       for (size_t k = 0; k < pl.region.size(); ++k) idx[k] += pl.region[k].offset.eval(first.b);
       long double plan = 0;
       for (size_t m : groups[gi]) plan += inst[m].value.data[static_cast<size_t>(e)];
-      return std::pair<double, double>{static_cast<double>(spec_t.data[static_cast<size_t>(spec_t.flat(idx))]),
-                                       static_cast<double>(plan)};
+      return std::pair<long double, long double>{spec_t.data[static_cast<size_t>(spec_t.flat(idx))], plan};
     };
     // With a spare core the extended-precision run of a point goes alongside
     // the double one, so confirming a divergence costs no extra time.
@@ -441,13 +481,31 @@ class Checker {
             break;
           }
         }
-      if (e < 0) continue;
-      // Re-check that element in extended precision (same instances, same order).
-      auto again = long_run.valid() ? long_run.get() : run_numeric<long double>(st, tt, sym_in, points[k]);
-      auto groups2 = group_instances(again.second);
-      if (groups2 != groups) continue;
-      auto [sv2, pv2] = value_at(again, groups2, g, e);
-      if (!differs(sv2, pv2)) continue;
+      std::optional<LongRun> again;
+      if (e < 0) {
+        // Below the tolerance everywhere: a difference stable between this
+        // run and the extended-precision one, when that run is made anyway.
+        if (!long_run.valid()) continue;
+        again = long_run.get();
+        if (group_instances(again->second) != groups) continue;
+        for (size_t gi = 0; gi < groups.size() && e < 0; ++gi)
+          for (int64_t x = 0; x < run.second[groups[gi][0]].value.size(); ++x) {
+            auto [a, b] = value_at(run, groups, gi, x);
+            auto [al, bl] = value_at(*again, groups, gi, x);
+            if (differs_stably(static_cast<double>(a), static_cast<double>(b), al, bl)) {
+              g = gi, e = x;
+              break;
+            }
+          }
+        if (e < 0) continue;
+      } else {
+        // Re-check that element in extended precision (same instances, same order).
+        again = long_run.valid() ? long_run.get() : run_numeric<long double>(st, tt, sym_in, points[k]);
+        if (group_instances(again->second) != groups) continue;
+        auto [sl, pl] = value_at(*again, groups, g, e);
+        if (!differs(sl, pl)) continue;
+      }
+      auto [sv2, pv2] = value_at(*again, groups, g, e);
       const auto& first = run.second[groups[g][0]];
       const ir::Placement& pl = p.placements[first.placement];
       Counterexample c;
@@ -533,18 +591,18 @@ class Checker {
 
   // Runs spec and plan concretely at `pt` and returns (spec, plan) per obligation.
   template <class F>
-  std::vector<std::pair<double, double>> eval_numeric(const Setup& st, const TermTable& tt,
-                                                      const std::map<std::string, Tensor<TermId>>& sym_in,
-                                                      const std::vector<double>& pt, const std::vector<Obl>& obls) {
+  std::vector<std::pair<F, F>> eval_numeric(const Setup& st, const TermTable& tt,
+                                            const std::map<std::string, Tensor<TermId>>& sym_in,
+                                            const std::vector<double>& pt, const std::vector<Obl>& obls) {
     auto [spec_env, inst] = run_numeric<F>(st, tt, sym_in, pt);
-    std::vector<std::pair<double, double>> out;
+    std::vector<std::pair<F, F>> out;
     out.reserve(obls.size());
     for (const auto& o : obls) {
       const ir::Placement& pl = c_.plan.placements[o.placement];
       const Tensor<F>& sv = spec_env.at(pl.spec_value);
       F plan = 0;
       for (size_t m : o.members) plan += inst.at(m).value.data[static_cast<size_t>(o.elem)];
-      out.push_back({static_cast<double>(sv.data[static_cast<size_t>(sv.flat(o.spec_index))]), static_cast<double>(plan)});
+      out.push_back({sv.data[static_cast<size_t>(sv.flat(o.spec_index))], plan});
     }
     return out;
   }
@@ -609,6 +667,21 @@ class Checker {
           return 1;
         }
       }
+      // Below the tolerance: a difference that is stable between double and
+      // extended precision. The extended runs are made once, for every
+      // obligation, when the first one gets here.
+      if (num_long_.empty() && !points.empty())
+        for (const auto& pt : points) num_long_.push_back(eval_numeric<long double>(st, tt, sym_in, pt, obls));
+      for (size_t k = 0; k < num_long_.size(); ++k) {
+        auto [s, p] = num[k][i];
+        auto [sl, pl] = num_long_[k][i];
+        if (!differs_stably(s, p, sl, pl)) continue;
+        if (v.cex) return 1;
+        make_cex(v, tt, obls, i, points[k], static_cast<double>(sl), static_cast<double>(pl),
+                 "concrete evaluation at a random point (a difference below the tolerance, stable between double "
+                 "and extended precision)");
+        return 1;
+      }
     }
     // Once a mismatch is shown the verdict is settled: the remaining pairs are
     // only counted, not proved (expansion and solvers can be slow on them).
@@ -640,7 +713,7 @@ class Checker {
     }
     int result = -1;
     for (const auto& s : solvers) {
-      SmtAnswer a = s->prove_equal(tt, o.spec_t, o.plan_t, opt_.timeout_ms);
+      SmtAnswer a = s->prove_equal(tt, o.spec_t, o.plan_t, solver_timeout_ms());
       int r = 2;
       if (a.status == SmtStatus::proved) {
         r = 0;
@@ -695,6 +768,8 @@ class Checker {
   std::string coverage_error_, unknown_reason_;
   std::set<std::string> is_state_;
   const std::vector<Instance<TermId>>* sym_instances_ = nullptr;
+  std::vector<std::vector<std::pair<long double, long double>>> num_long_;  // [point][obligation], made on demand
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include <z3++.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -18,49 +19,22 @@ class Z3Backend : public SmtBackend {
 
   SmtAnswer prove_equal(const TermTable& t, TermId a, TermId b, unsigned timeout_ms) override {
     z3::context ctx;
-    Enc enc{t, ctx, {}, {}, {}};
-    z3::solver s(ctx);
-    z3::expr ea = enc.real(a), eb = enc.real(b);
-    for (auto& c : enc.side) s.add(c);
-    s.add(ea != eb);
     SmtAnswer ans;
+    // The time limit is ours, not Z3's `timeout` parameter: Z3's timer
+    // (scoped_timer, Z3 4.8.x) can deadlock when it fires at the moment the
+    // check ends, which hung a run. A watchdog interrupts the context; it
+    // covers asserting too, which alone took minutes on a large nonlinear
+    // obligation.
+    Watchdog dog(ctx, timeout_ms);
     try {
-      // The time limit is ours, not Z3's `timeout` parameter: Z3's timer
-      // (scoped_timer, Z3 4.8.x) can deadlock when it fires at the moment the
-      // check ends, which hung a run. A watchdog interrupts the context.
-      z3::check_result r;
-      bool fired = false;
-      {
-        std::mutex m;
-        std::condition_variable cv;
-        bool done = false;
-        std::thread watchdog([&] {
-          std::unique_lock<std::mutex> lk(m);
-          if (!cv.wait_for(lk, std::chrono::milliseconds(timeout_ms), [&] { return done; })) {
-            fired = true;
-            ctx.interrupt();
-          }
-        });
-        try {
-          r = s.check();
-        } catch (...) {
-          {
-            std::lock_guard<std::mutex> lk(m);
-            done = true;
-          }
-          cv.notify_all();
-          watchdog.join();
-          throw;
-        }
-        {
-          std::lock_guard<std::mutex> lk(m);
-          done = true;
-        }
-        cv.notify_all();
-        watchdog.join();
-      }
+      Enc enc{t, ctx, {}, {}, {}};
+      z3::solver s(ctx);
+      z3::expr ea = enc.real(a), eb = enc.real(b);
+      for (auto& c : enc.side) s.add(c);
+      s.add(ea != eb);
+      z3::check_result r = dog.fired() ? z3::unknown : s.check();
       // An interrupt that raced with a finished check may spoil the model.
-      if (fired && r != z3::unsat) r = z3::unknown;
+      if (dog.stop() && r != z3::unsat) r = z3::unknown;
       switch (r) {
         case z3::unsat: ans.status = SmtStatus::proved; break;
         case z3::sat: {
@@ -78,15 +52,53 @@ class Z3Backend : public SmtBackend {
           }
           break;
         }
-        default: ans.reason = fired ? "z3: timeout" : "z3: " + s.reason_unknown(); break;
+        default: ans.reason = dog.fired() ? "z3: timeout" : "z3: " + s.reason_unknown(); break;
       }
     } catch (const z3::exception& e) {
-      ans.reason = std::string("z3: ") + e.msg();
+      // An interrupt while asserting surfaces as an exception.
+      ans.status = SmtStatus::unknown;
+      ans.model.clear();
+      ans.reason = dog.stop() ? std::string("z3: timeout") : std::string("z3: ") + e.msg();
     }
     return ans;
   }
 
  private:
+  // Interrupts `ctx` after `ms` unless stopped first; stopped (and joined)
+  // at the latest when it goes out of scope, before the context does.
+  class Watchdog {
+   public:
+    Watchdog(z3::context& ctx, unsigned ms)
+        : thread_([this, &ctx, ms] {
+            std::unique_lock<std::mutex> lk(m_);
+            if (cv_.wait_for(lk, std::chrono::milliseconds(ms), [this] { return done_; })) return;
+            fired_ = true;
+            // Again until stopped: Z3 clears an interrupt that arrives
+            // before `check` starts.
+            do ctx.interrupt();
+            while (!cv_.wait_for(lk, std::chrono::milliseconds(2), [this] { return done_; }));
+          }) {}
+    ~Watchdog() { stop(); }
+    // Stops the watchdog; whether it fired.
+    bool stop() {
+      {
+        std::lock_guard<std::mutex> lk(m_);
+        done_ = true;
+      }
+      cv_.notify_all();
+      if (thread_.joinable()) thread_.join();
+      return fired_;
+    }
+    bool fired() const { return fired_; }
+
+   private:
+    std::mutex m_;
+    std::condition_variable cv_;
+    bool done_ = false;
+    std::atomic<bool> fired_{false};
+    std::thread thread_;
+  };
+
   struct Enc {
     const TermTable& t;
     z3::context& ctx;
