@@ -52,8 +52,9 @@ DimExpr operator*(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(D
 DimExpr operator/(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::Div, a, b); }
 DimExpr operator%(const DimExpr& a, const DimExpr& b) { return DimExpr::binary(DimExpr::Kind::Mod, a, b); }
 
-bool DimExpr::try_eval(const Bindings& b, int64_t& out) const {
-  const Node& n = *node_;
+// On nodes, not DimExprs: wrapping each operand would copy a shared_ptr (two
+// atomic operations) per node, and validation and stage keys evaluate often.
+bool DimExpr::eval_node(const Node& n, const Bindings& b, int64_t& out) {
   switch (n.kind) {
     case Kind::Const: out = n.value; return true;
     case Kind::Sym: {
@@ -64,7 +65,7 @@ bool DimExpr::try_eval(const Bindings& b, int64_t& out) const {
     }
     case Kind::Neg: {
       int64_t v;
-      if (!DimExpr(n.lhs).try_eval(b, v)) return false;
+      if (!eval_node(*n.lhs, b, v)) return false;
       if (v == INT64_MIN) return false;
       out = -v;
       return true;
@@ -72,7 +73,7 @@ bool DimExpr::try_eval(const Bindings& b, int64_t& out) const {
     default: break;
   }
   int64_t x, y;
-  if (!DimExpr(n.lhs).try_eval(b, x) || !DimExpr(n.rhs).try_eval(b, y)) return false;
+  if (!eval_node(*n.lhs, b, x) || !eval_node(*n.rhs, b, y)) return false;
   switch (n.kind) {
     case Kind::Add: return !__builtin_add_overflow(x, y, &out);
     case Kind::Sub: return !__builtin_sub_overflow(x, y, &out);
@@ -89,6 +90,8 @@ bool DimExpr::try_eval(const Bindings& b, int64_t& out) const {
     default: return false;
   }
 }
+
+bool DimExpr::try_eval(const Bindings& b, int64_t& out) const { return eval_node(*node_, b, out); }
 
 int64_t DimExpr::eval(const Bindings& b) const {
   int64_t v;

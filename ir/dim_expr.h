@@ -59,6 +59,7 @@ class DimExpr {
   };
   explicit DimExpr(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
   static DimExpr binary(Kind k, const DimExpr& a, const DimExpr& b);
+  static bool eval_node(const Node& n, const Bindings& b, int64_t& out);
   std::shared_ptr<const Node> node_;
 };
 

@@ -268,8 +268,26 @@ void StageGraph::build_nodes() {
 
 void StageGraph::build_stages() {
   const ir::Plan& p = c_.plan;
-  std::set<std::string> cut;
-  for (const auto& pl : p.placements) cut.insert(pl.spec_value);
+  cut_.assign(nodes_.size(), 0);
+  placement_spec_node_.clear();
+  for (const auto& pl : p.placements) {
+    int32_t z = spec_node_of_.at(pl.spec_value);
+    cut_[static_cast<size_t>(z)] = 1;
+    placement_spec_node_.push_back(z);
+  }
+  spec_type_key_.assign(nodes_.size(), std::string());
+  for (const auto& [name, id] : spec_node_of_) {
+    std::string& k = spec_type_key_[static_cast<size_t>(id)];
+    if (auto it = spec_types_.find(name); it != spec_types_.end()) {
+      k += ir::dtype_name(it->second.dtype);
+      for (const auto& d : it->second.shape) {
+        k += ',';
+        put_expr(k, d, dims_);
+      }
+    } else {
+      k += '?';
+    }
+  }
   std::vector<std::pair<int32_t, std::string>> order;
   for (const auto& [y, ns] : placed_on_) order.push_back({spec_node_of_.at(y), y});
   std::sort(order.begin(), order.end());
@@ -284,7 +302,7 @@ void StageGraph::build_stages() {
   std::vector<std::optional<Stage>> built(order.size());
   size_t threads = threads_ ? threads_ : ir::hardware_threads();
   ir::parallel_for(order.size(), std::min(threads, (order.size() + 63) / 64), [&](size_t i) {
-    built[i] = make_stage(order[i].first, order[i].second, cut);
+    built[i] = make_stage(order[i].first, order[i].second);
     size_t total = built[i] ? sliced += built[i]->plan_nodes.size() : sliced.load();
     if (total > 4 * plan_nodes + 1000)
       throw ir::EvalError("the placements are too sparse to cut the plan into stages (stages would re-run over " +
@@ -294,24 +312,49 @@ void StageGraph::build_stages() {
     if (s) stages_.push_back(std::move(*s));
 }
 
-std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y, const std::set<std::string>& cut) const {
+namespace {
+// Sets of node ids for one slice, by generation stamps over all nodes: a
+// slice touches few nodes of many, and clearing is a counter increment.
+// One per thread and purpose.
+class NodeSet {
+ public:
+  void reset(size_t n) {
+    if (stamp_.size() != n) stamp_.assign(n, 0), gen_ = 0;
+    if (++gen_ == 0) std::fill(stamp_.begin(), stamp_.end(), 0), gen_ = 1;
+  }
+  // Whether `id` was new.
+  bool insert(int32_t id) {
+    uint32_t& s = stamp_[static_cast<size_t>(id)];
+    if (s == gen_) return false;
+    s = gen_;
+    return true;
+  }
+
+ private:
+  std::vector<uint32_t> stamp_;
+  uint32_t gen_ = 0;
+};
+}  // namespace
+
+std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) const {
   const ir::Plan& p = c_.plan;
   Stage s;
   s.spec_value = y;
   s.spec_node = sid;
+  thread_local NodeSet seen, pseen, pin, targets, spec_have;
+  for (NodeSet* ns : {&seen, &pseen, &pin, &targets, &spec_have}) ns->reset(nodes_.size());
   // Spec slice.
-  std::set<int32_t> seen;
-  std::function<void(int32_t, bool)> spec_visit = [&](int32_t id, bool root) {
-    if (!seen.insert(id).second) return;
+  auto spec_visit = [&](auto&& self, int32_t id, bool root) -> void {
+    if (!seen.insert(id)) return;
     const Node& nd = nodes_[static_cast<size_t>(id)];
-    if (nd.instr < 0 || (!root && cut.count(nd.name))) {
+    if (nd.instr < 0 || (!root && cut_[static_cast<size_t>(id)])) {
       s.spec_inputs.push_back(id);
       return;
     }
-    for (int32_t d : nd.deps) spec_visit(d, false);
+    for (int32_t d : nd.deps) self(self, d, false);
     s.spec_nodes.push_back(id);
   };
-  spec_visit(sid, true);
+  spec_visit(spec_visit, sid, true);
   // Obligations.
   // The region is part of the key: one rank may place two partial sums on
   // two regions of one spec value (balanced context-parallel chunks).
@@ -347,38 +390,36 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y, c
   }
   if (s.obligations.empty()) return std::nullopt;
   // Plan slice: each member's op, and what it reads back to placed instances.
-  std::set<int32_t> pseen, pin;
-  std::function<void(int32_t)> visit = [&](int32_t id) {
+  auto visit = [&](auto&& self, int32_t id) -> void {
     const Node& nd = nodes_[static_cast<size_t>(id)];
     if (!nd.placements.empty()) {
-      if (pin.insert(id).second) s.plan_inputs.push_back(id);
+      if (pin.insert(id)) s.plan_inputs.push_back(id);
       return;
     }
-    if (!pseen.insert(id).second) return;
+    if (!pseen.insert(id)) return;
     if (nd.instr < 0) throw ir::EvalError("an unplaced program input");
-    for (int32_t d : nd.deps) visit(d);
+    for (int32_t d : nd.deps) self(self, d);
     s.plan_nodes.push_back(id);
   };
-  std::set<int32_t> targets;
   for (const auto& o : s.obligations)
     for (int32_t m : o.members) {
       const Node& nd = nodes_[static_cast<size_t>(m)];
       if (nd.instr < 0) {
-        if (pin.insert(m).second) s.plan_inputs.push_back(m);
+        if (pin.insert(m)) s.plan_inputs.push_back(m);
         continue;
       }
-      if (!targets.insert(m).second) continue;
-      for (int32_t d : nd.deps) visit(d);
+      if (!targets.insert(m)) continue;
+      for (int32_t d : nd.deps) visit(visit, d);
       s.plan_nodes.push_back(m);
     }
   // Seeds that name spec values outside the slice join its inputs.
-  std::set<int32_t> spec_have(s.spec_inputs.begin(), s.spec_inputs.end());
-  spec_have.insert(s.spec_nodes.begin(), s.spec_nodes.end());
+  for (int32_t id : s.spec_inputs) spec_have.insert(id);
+  for (int32_t id : s.spec_nodes) spec_have.insert(id);
   for (int32_t id : s.plan_inputs) {
     const Node& nd = nodes_[static_cast<size_t>(id)];
     for (uint32_t pl : nd.placements) {
-      int32_t z = spec_node_of_.at(p.placements[pl].spec_value);
-      if (spec_have.insert(z).second) s.spec_inputs.push_back(z);
+      int32_t z = placement_spec_node_[pl];
+      if (spec_have.insert(z)) s.spec_inputs.push_back(z);
     }
   }
   s.key = key_of(s);
@@ -410,18 +451,7 @@ std::string StageGraph::key_of(const Stage& s) const {
   auto rk = [&](int32_t r) { return static_cast<int64_t>(rank_local.emplace(r, rank_local.size()).first->second); };
   std::string k = "S";
   k.reserve(64 * (s.spec_nodes.size() + s.plan_nodes.size() + s.plan_inputs.size() + 4));
-  auto spec_type = [&](int32_t id) {
-    const Node& nd = nodes_[static_cast<size_t>(id)];
-    if (auto it = spec_types_.find(nd.name); it != spec_types_.end()) {
-      k += ir::dtype_name(it->second.dtype);
-      for (const auto& d : it->second.shape) {
-        k += ',';
-        put_expr(k, d, dims_);
-      }
-    } else {
-      k += '?';
-    }
-  };
+  auto spec_type = [&](int32_t id) { k += spec_type_key_[static_cast<size_t>(id)]; };
   for (int32_t id : s.spec_inputs) {
     spec_local[id] = spec_local.size();
     const Node& nd = nodes_[static_cast<size_t>(id)];
@@ -453,7 +483,7 @@ std::string StageGraph::key_of(const Stage& s) const {
   auto region_key = [&](const ir::Placement& P, const ir::Bindings& b) {
     k += ir::placement_kind_name(P.kind);
     k += '@';
-    put(k, static_cast<int64_t>(spec_local.at(spec_node_of_.at(P.spec_value))));
+    put(k, static_cast<int64_t>(spec_local.at(placement_spec_node_[static_cast<size_t>(&P - p.placements.data())])));
     k += '[';
     for (const auto& rg : P.region) {
       put_expr(k, rg.offset, b);

@@ -72,7 +72,7 @@ class StageGraph {
   void build_spec_nodes();
   void build_stages();
   // The stage of spec value `y` (node `sid`), or none when nothing is placed on it.
-  std::optional<Stage> make_stage(int32_t sid, const std::string& y, const std::set<std::string>& cut) const;
+  std::optional<Stage> make_stage(int32_t sid, const std::string& y) const;
   std::string key_of(const Stage& s) const;
   void attrs_key(std::string& k, const Node& n) const;
 
@@ -94,6 +94,11 @@ class StageGraph {
   std::vector<ir::Bindings> rank_base_;  // dims, axis sizes and coordinates of each rank
   std::vector<Node> nodes_;
   std::map<std::string, int32_t> spec_node_of_;  // spec value -> node
+  // Looked up once, not per stage: whether a spec node is a placed value (a
+  // stage boundary), its type's key text, and each placement's spec node.
+  std::vector<char> cut_;
+  std::vector<std::string> spec_type_key_;
+  std::vector<int32_t> placement_spec_node_;
   std::map<std::string, std::vector<int32_t>> placed_on_;  // spec value -> plan nodes placed on it
   std::vector<Stage> stages_;
   size_t rank_instructions_ = 0;
