@@ -7,6 +7,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <unordered_map>
 
@@ -154,11 +155,106 @@ void StageGraph::build_nodes() {
   for (size_t i = 0; i < p.placements.size(); ++i)
     placements_of[p.placements[i].program][p.placements[i].value].push_back(static_cast<uint32_t>(i));
 
+  // Every rank running a program has the same nodes, shifted: the program's
+  // nodes are laid out once (operands as local indices), then copied per
+  // rank on every core. Sends, receives and collectives (which pair ranks)
+  // are recorded per program and resolved per rank afterwards.
+  struct TNode {
+    int32_t instr, result;
+    const std::string* name;
+    std::vector<int32_t> deps;  // local
+    const std::vector<uint32_t>* placements;
+  };
+  enum class Ev { send, recv, coll };
+  struct TEvent {
+    Ev kind;
+    size_t instr;
+    int32_t node, operand;  // local ids; -1 where none
+  };
+  struct Layout {
+    std::vector<TNode> nodes;
+    std::vector<TEvent> events;
+  };
+  std::map<std::string, Layout> layout;
+  for (const auto& prog : p.programs) {
+    Layout& L = layout[prog.name];
+    const auto& code = code_.at(prog.name).instrs;
+    const auto& placed = placements_of[prog.name];
+    std::unordered_map<std::string_view, int32_t> env;
+    env.reserve(code.size() * 2);
+    auto add = [&](int32_t instr, int32_t result, const std::string& name, std::vector<int32_t> deps) {
+      auto it = placed.find(name);
+      env[name] = static_cast<int32_t>(L.nodes.size());
+      L.nodes.push_back(TNode{instr, result, &name, std::move(deps), it == placed.end() ? nullptr : &it->second});
+      return static_cast<int32_t>(L.nodes.size() - 1);
+    };
+    for (const auto& in : prog.graph.inputs) add(-1, 0, in, {});
+    for (size_t i = 0; i < code.size(); ++i) {
+      const ir::Instr& ins = code[i];
+      const auto ii = static_cast<int32_t>(i);
+      if (ins.kind == ir::Instr::bind) {
+        std::vector<int32_t> src;
+        for (const auto& x : ins.src) src.push_back(env.at(x));
+        for (size_t k = 0; k < ins.dst.size(); ++k) add(ii, static_cast<int32_t>(k), ins.dst[k], {src[k]});
+        continue;
+      }
+      const ir::Op& op = *ins.op;
+      if (op.kind == "send") {
+        L.events.push_back(TEvent{Ev::send, i, -1, env.at(op.operands[0])});
+      } else if (op.kind == "recv") {
+        L.events.push_back(TEvent{Ev::recv, i, add(ii, 0, op.results[0], {}), -1});
+      } else if (is_collective(op)) {
+        int32_t operand = env.at(op.operands[0]);
+        L.events.push_back(TEvent{Ev::coll, i, add(ii, 0, op.results[0], {}), operand});
+      } else {
+        for (size_t k = 0; k < op.results.size(); ++k) {
+          std::vector<int32_t> deps;
+          for (const auto& o : op.operands) deps.push_back(env.at(o));
+          add(ii, static_cast<int32_t>(k), op.results[k], std::move(deps));
+        }
+      }
+    }
+  }
+
   int64_t n = p.mesh.num_ranks();
   prog_of_.assign(static_cast<size_t>(n), nullptr);
   code_of_.assign(static_cast<size_t>(n), nullptr);
   rank_base_.assign(static_cast<size_t>(n), {});
   rank_iter_.assign(static_cast<size_t>(n), {});
+  std::vector<size_t> first(static_cast<size_t>(n), 0);  // rank -> its first node
+  size_t total = nodes_.size();
+  for (int64_t r = 0; r < n; ++r) {
+    const ir::Program* prog = p.program_of(r);
+    prog_of_[static_cast<size_t>(r)] = prog;
+    first[static_cast<size_t>(r)] = total;
+    if (!prog) continue;
+    code_of_[static_cast<size_t>(r)] = &code_.at(prog->name);
+    rank_instructions_ += code_of_[static_cast<size_t>(r)]->instrs.size();
+    total += layout.at(prog->name).nodes.size();
+  }
+  nodes_.resize(total);
+  ir::parallel_for(static_cast<size_t>(n), threads_ ? threads_ : ir::hardware_threads(), [&](size_t r) {
+    const ir::Program* prog = prog_of_[r];
+    if (!prog) return;
+    ir::Bindings rb = dims_;
+    for (const auto& [k, v] : p.rank_bindings(static_cast<int64_t>(r))) rb[k] = v;
+    for (const auto& loop : code_of_[r]->iter_loop) {
+      ir::Bindings ib = rb;
+      for (const auto& [k, v] : loop) ib[k] = v;
+      rank_iter_[r].push_back(std::move(ib));
+    }
+    rank_base_[r] = std::move(rb);
+    const auto base = static_cast<int32_t>(first[r]);
+    const Layout& L = layout.at(prog->name);
+    for (size_t j = 0; j < L.nodes.size(); ++j) {
+      const TNode& t = L.nodes[j];
+      Node& nd = nodes_[first[r] + j];
+      nd = Node{static_cast<int32_t>(r), t.instr, t.result, *t.name, t.deps, -1, 0, {}};
+      for (int32_t& d : nd.deps) d += base;
+      if (t.placements) nd.placements = *t.placements;
+    }
+  });
+
   using Key = std::tuple<int64_t, int64_t, int64_t>;  // (src, dst, tag)
   std::map<Key, std::vector<int32_t>> sent, recvd;
   struct Member {
@@ -168,57 +264,23 @@ void StageGraph::build_nodes() {
   std::map<std::pair<std::vector<int64_t>, size_t>, std::vector<Member>> colls;
   std::map<std::pair<int64_t, std::vector<int64_t>>, size_t> coll_count;  // per rank and group
   for (int64_t r = 0; r < n; ++r) {
-    const ir::Program* prog = p.program_of(r);
-    prog_of_[static_cast<size_t>(r)] = prog;
+    const ir::Program* prog = prog_of_[static_cast<size_t>(r)];
     if (!prog) continue;
-    const Code& pcode = code_.at(prog->name);
-    const auto& code = pcode.instrs;
-    code_of_[static_cast<size_t>(r)] = &pcode;
-    rank_instructions_ += code.size();
-    ir::Bindings rb = dims_;
-    for (const auto& [k, v] : p.rank_bindings(r)) rb[k] = v;
-    rank_base_[static_cast<size_t>(r)] = rb;
-    for (const auto& loop : pcode.iter_loop) {
-      ir::Bindings ib = rb;
-      for (const auto& [k, v] : loop) ib[k] = v;
-      rank_iter_[static_cast<size_t>(r)].push_back(std::move(ib));
-    }
-    std::unordered_map<std::string, int32_t> env;
-    env.reserve(code.size() * 2);
-    const auto& placed = placements_of[prog->name];
-    auto add = [&](Node nd) {
-      if (auto it = placed.find(nd.name); it != placed.end()) nd.placements = it->second;
-      env[nd.name] = static_cast<int32_t>(nodes_.size());
-      nodes_.push_back(std::move(nd));
-      return static_cast<int32_t>(nodes_.size() - 1);
-    };
-    for (const auto& in : prog->graph.inputs) add(Node{static_cast<int32_t>(r), -1, 0, in, {}, -1, 0, {}});
-    for (size_t i = 0; i < code.size(); ++i) {
-      const ir::Instr& ins = code[i];
-      if (ins.kind == ir::Instr::bind) {
-        std::vector<int32_t> src;
-        for (const auto& s : ins.src) src.push_back(env.at(s));
-        for (size_t k = 0; k < ins.dst.size(); ++k)
-          add(Node{static_cast<int32_t>(r), static_cast<int32_t>(i), static_cast<int32_t>(k), ins.dst[k], {src[k]}, -1, 0, {}});
-        continue;
-      }
-      const ir::Op& op = *ins.op;
-      const ir::Bindings& b = rank_iter_[static_cast<size_t>(r)][static_cast<size_t>(pcode.iter[i])];
+    const Code& pcode = *code_of_[static_cast<size_t>(r)];
+    const auto base = static_cast<int32_t>(first[static_cast<size_t>(r)]);
+    for (const TEvent& ev : layout.at(prog->name).events) {
+      const ir::Op& op = *pcode.instrs[ev.instr].op;
+      const ir::Bindings& b = rank_iter_[static_cast<size_t>(r)][static_cast<size_t>(pcode.iter[ev.instr])];
       auto peer = [&]() {
         ir::Coord c = p.mesh.coord_of(r);
         for (const auto& [axis, e] : std::get<ir::Coords>(*op.attr("peer"))) c[*p.mesh.axis_index(axis)] = e.eval(b);
         return p.mesh.rank_of(c);
       };
-      if (op.kind == "send") {
-        sent[{r, peer(), std::get<ir::DimExpr>(*op.attr("tag")).eval(b)}].push_back(env.at(op.operands[0]));
-        continue;
-      }
-      if (op.kind == "recv") {
-        int32_t id = add(Node{static_cast<int32_t>(r), static_cast<int32_t>(i), 0, op.results[0], {}, -1, 0, {}});
-        recvd[{peer(), r, std::get<ir::DimExpr>(*op.attr("tag")).eval(b)}].push_back(id);
-        continue;
-      }
-      if (is_collective(op)) {
+      if (ev.kind == Ev::send) {
+        sent[{r, peer(), std::get<ir::DimExpr>(*op.attr("tag")).eval(b)}].push_back(base + ev.operand);
+      } else if (ev.kind == Ev::recv) {
+        recvd[{peer(), r, std::get<ir::DimExpr>(*op.attr("tag")).eval(b)}].push_back(base + ev.node);
+      } else {
         std::vector<int64_t> g;
         if (const ir::Attr* a = op.attr("axes"); a && std::holds_alternative<ir::Strings>(*a)) {
           g = p.mesh.group_along(r, std::get<ir::Strings>(*a));
@@ -229,15 +291,7 @@ void StageGraph::build_nodes() {
         if (g.empty()) throw ir::EvalError("rank in no group");
         int64_t pos = std::find(g.begin(), g.end(), r) - g.begin();
         size_t k = coll_count[{r, g}]++;
-        int32_t operand = env.at(op.operands[0]);
-        int32_t id = add(Node{static_cast<int32_t>(r), static_cast<int32_t>(i), 0, op.results[0], {}, -1, 0, {}});
-        colls[{g, k}].push_back(Member{pos, id, operand});
-        continue;
-      }
-      for (size_t k = 0; k < op.results.size(); ++k) {
-        Node nd{static_cast<int32_t>(r), static_cast<int32_t>(i), static_cast<int32_t>(k), op.results[k], {}, -1, 0, {}};
-        for (const auto& o : op.operands) nd.deps.push_back(env.at(o));
-        add(std::move(nd));
+        colls[{g, k}].push_back(Member{pos, base + ev.node, base + ev.operand});
       }
     }
   }
