@@ -23,10 +23,12 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
 void validate_spec(const Spec& s, const std::string& file, DiagList& out, TypeMap* types = nullptr);
 
 // Validates the plan alone and, when `spec` is given, its placements against it.
-// `types` receives each program's value types when non-null. Programs are
-// checked on up to `threads` threads (0: one per hardware thread).
+// `types` receives each program's value types when non-null, `spec_types` the
+// spec's. Programs are checked on up to `threads` threads (0: one per
+// hardware thread).
 void validate_plan(const Plan& p, const Spec* spec, const std::string& file, DiagList& out,
-                   std::map<std::string, TypeMap>* types = nullptr, size_t threads = 0);
+                   std::map<std::string, TypeMap>* types = nullptr, size_t threads = 0,
+                   TypeMap* spec_types = nullptr);
 
 // Simulates every rank's sequence of collectives and point-to-point ops and
 // reports deadlocks: recv without send, send without recv, ranks of one group
@@ -36,8 +38,9 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
 void check_schedule(const Plan& p, const std::map<std::string, TypeMap>& types, const std::string& file, DiagList& out,
                     size_t budget = kScheduleBudget);
 
-// Everything above for a complete case.
+// Everything above for a complete case; `spec_types` receives the spec's
+// value types when non-null (the stage builder needs them).
 DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget = kScheduleBudget,
-                       size_t threads = 0);
+                       size_t threads = 0, TypeMap* spec_types = nullptr);
 
 }  // namespace parity::ir

@@ -179,7 +179,7 @@ void check_groups(const Plan& p, const Program& prog, const Graph& g, const Grou
 }  // namespace
 
 void validate_plan(const Plan& p, const Spec* spec, const std::string& file, DiagList& out,
-                   std::map<std::string, TypeMap>* types_out, size_t threads) {
+                   std::map<std::string, TypeMap>* types_out, size_t threads, TypeMap* spec_types) {
   auto fail = [&](const std::string& prog, const std::string& msg) { out.add(Diag{file, prog, "", "", msg}); };
   std::set<std::string> axes;
   for (const auto& a : p.mesh.axes) {
@@ -349,16 +349,18 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       if (!spec_covered.count(o))
         out.add(Diag{file, "", "", "", "spec output '" + o + "' is not placed on any plan value: the plan never produces it"});
   if (types_out) *types_out = std::move(types);
+  if (spec_types) *spec_types = std::move(st);
 }
 
-DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget, size_t threads) {
+DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget, size_t threads,
+                       TypeMap* spec_types) {
   DiagList out;
   if (c.plan.programs.empty() && c.plan.mesh.axes.empty()) {
-    if (c.spec) validate_spec(*c.spec, file, out);
+    if (c.spec) validate_spec(*c.spec, file, out, spec_types);
     return out;
   }
   std::map<std::string, TypeMap> types;
-  validate_plan(c.plan, c.spec ? &*c.spec : nullptr, file, out, &types, threads);
+  validate_plan(c.plan, c.spec ? &*c.spec : nullptr, file, out, &types, threads, spec_types);
   if (out.empty()) check_schedule(c.plan, types, file, out, schedule_budget);
   return out;
 }

@@ -558,7 +558,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       return r;
     }
     // The reduced instance must itself be well formed (shapes, schedule).
-    ir::DiagList d = ir::validate_case(t.reduced, "", ir::kScheduleBudget, opt.threads);
+    ir::DiagList d = ir::validate_case(t.reduced, "", ir::kScheduleBudget, opt.threads, &t.spec_types);
     if (!d.empty()) {
       r.kept = t.kept;
       r.kept.push_back("the reduced instance does not validate (" + d.items[0].message + "); the plan is verified as given");

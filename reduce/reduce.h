@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/plan.h"
+#include "ir/validate.h"
 
 namespace parity::reduce {
 
@@ -31,6 +32,7 @@ struct Result {
   std::vector<std::string> kept;     // "pp kept at 16: send/recv peers move along it"
   std::vector<AxisMap> axes;         // every axis of the mesh, reduced or not
   std::map<std::string, std::pair<int64_t, int64_t>> dims;  // changed dims: (original, reduced)
+  ir::TypeMap spec_types;  // of the reduced spec, from its validation (when changed)
 
   // `rank 5 (pp=0,dp=37,tp=1)`: the original rank a reduced rank stands for.
   std::string original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const;

@@ -90,13 +90,17 @@ std::optional<std::string> fixed_attrs_key(const ir::Instr& ins) {
 
 }  // namespace
 
-StageGraph::StageGraph(const ir::Case& c, size_t threads) : c_(c), threads_(threads) {
+StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spec_types) : c_(c), threads_(threads) {
   if (!c.spec) throw ir::EvalError("no spec");
   dims_ = c.spec->dims;
   for (const auto& [k, v] : c.plan.dims) dims_[k] = v;
   ir::DiagList d;
-  ir::validate_spec(*c.spec, "", d, &spec_types_);
-  if (!d.empty()) throw ir::EvalError("the spec does not validate");
+  if (spec_types) {
+    spec_types_ = *spec_types;
+  } else {
+    ir::validate_spec(*c.spec, "", d, &spec_types_);
+    if (!d.empty()) throw ir::EvalError("the spec does not validate");
+  }
   build_spec_nodes();
   build_nodes();
   build_stages();

@@ -53,7 +53,8 @@ class StageGraph {
   // `c` must be validated. Throws ir::EvalError when the case has a shape the
   // stage builder does not handle (the caller verifies without stages).
   // Stages are sliced on up to `threads` threads (0: one per hardware thread).
-  explicit StageGraph(const ir::Case& c, size_t threads = 0);
+  // `spec_types`: the spec's value types when the caller validated it already.
+  explicit StageGraph(const ir::Case& c, size_t threads = 0, const ir::TypeMap* spec_types = nullptr);
 
   const ir::Case& kase() const { return c_; }
   const std::vector<Node>& nodes() const { return nodes_; }

@@ -814,8 +814,9 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     const ir::Case& target = r.changed ? r.reduced : c;
     // The reduced instance was validated in full by reduce_case; an unreduced
     // one still needs its whole schedule simulated.
+    ir::TypeMap spec_types;
     if (!r.changed) {
-      d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads);
+      d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads, &spec_types);
       if (!d.empty()) {
         return invalid_verdict(d);
       }
@@ -831,6 +832,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       so.progress = opt.progress;
       so.threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
       so.shards = opt.shards;
+      so.spec_types = r.changed ? &r.spec_types : &spec_types;
       sr = prove_by_stages(target, so);
     }
     if (sr.proved) {

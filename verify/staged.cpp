@@ -9,6 +9,7 @@
 #include <iterator>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -86,7 +87,7 @@ class StageProver {
       std::vector<std::string> axes = S.axes;
       std::sort(axes.begin(), axes.end());
       std::vector<int64_t> off;
-      ir::Bindings b = g_.bindings(nd);
+      const ir::Bindings& b = g_.bindings(nd);
       for (const auto& d : S.region) off.push_back(d.offset.eval(b));
       GKey key{S.spec_value, axes, nd.instr >= 0 ? g_.instr(nd).iter : "", c, off};
       groups[key].push_back(id);
@@ -126,7 +127,7 @@ class StageProver {
         computed[id] = val(nd.deps.at(0));
         continue;
       }
-      ir::Bindings b = g_.bindings(nd);
+      const ir::Bindings& b = g_.bindings(nd);
       auto operands = [&] {
         std::vector<const T*> in;
         for (int32_t d : nd.deps) in.push_back(&val(d));
@@ -286,7 +287,7 @@ std::string uncovered(const reduce::StageGraph& g) {
     if (it != g.placed_on().end())
       for (int32_t id : it->second) {
         const reduce::Node& nd = g.nodes()[static_cast<size_t>(id)];
-        ir::Bindings b = g.bindings(nd);
+        const ir::Bindings& b = g.bindings(nd);
         for (uint32_t pl : nd.placements) {
           const ir::Placement& P = p.placements[pl];
           if (P.spec_value != o) continue;
@@ -326,23 +327,20 @@ std::string cache_path(const std::string& dir, const std::string& key) {
 // once per group (its member at coordinate 0 of the summed axes).
 std::map<uint32_t, size_t> placed_elements(const reduce::StageGraph& g) {
   const ir::Plan& p = g.kase().plan;
+  // Each placement's spec shape, evaluated once.
+  std::vector<std::optional<std::vector<int64_t>>> shape(p.placements.size());
   std::map<uint32_t, size_t> out;
   for (const reduce::Node& nd : g.nodes()) {
-    if (nd.rank < 0) continue;
-    ir::Coord c;
-    ir::Bindings b;
-    bool have = false;
+    if (nd.rank < 0 || nd.placements.empty()) continue;
+    const ir::Coord c = p.mesh.coord_of(nd.rank);
+    const ir::Bindings& b = g.bindings(nd);
     for (uint32_t pl : nd.placements) {
       const ir::Placement& P = p.placements[pl];
-      if (!have) {
-        c = p.mesh.coord_of(nd.rank);
-        b = g.bindings(nd);
-        have = true;
-      }
       bool first = true;
       for (const auto& a : P.axes) first &= c[*p.mesh.axis_index(a)] == 0;
       if (!first) continue;
-      ir::Box box = ir::placement_box(P, b, ir::concrete_shape(g.spec_types().at(P.spec_value), g.dims()));
+      if (!shape[pl]) shape[pl] = ir::concrete_shape(g.spec_types().at(P.spec_value), g.dims());
+      ir::Box box = ir::placement_box(P, b, *shape[pl]);
       out[pl] += static_cast<size_t>(ir::sem::num_el(box.size));
     }
   }
@@ -378,7 +376,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
   auto t0 = Clock::now();
   try {
     progress_start(opt.progress, "building stages");
-    auto graph = std::make_shared<const reduce::StageGraph>(c, opt.threads);
+    auto graph = std::make_shared<const reduce::StageGraph>(c, opt.threads, opt.spec_types);
     r.graph = graph;
     const reduce::StageGraph& g = *graph;
     r.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();

@@ -71,6 +71,8 @@ struct StageOptions {
   Progress* progress = nullptr;
   unsigned threads = 1;
   StageShards shards;
+  // The case's spec value types when its validation already computed them.
+  const ir::TypeMap* spec_types = nullptr;
 };
 
 StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt);
