@@ -530,11 +530,18 @@ std::vector<Tensor<typename D::S>> eval_local(D& d, const Op& op, const std::vec
     double c1 = 1 - std::pow(b1, static_cast<double>(step)), c2 = 1 - std::pow(b2, static_cast<double>(step));
     T p = x, m = *in[2], v = *in[3];
     const T& g = *in[1];
+    // 1 - beta and the step-1 bias corrections are formed in the domain:
+    // exact for terms (1 - 0.9009 in double reads back as a rational with a
+    // 20-digit denominator, and products of those overflow).
+    const S one = d.c(1), B1 = d.c(b1), B2 = d.c(b2);
+    const S omb1 = d.sub(one, B1), omb2 = d.sub(one, B2);
+    const S ic1 = step == 1 ? d.div(one, omb1) : d.c(1 / c1);
+    const S ic2 = step == 1 ? d.div(one, omb2) : d.c(1 / c2);
     for (size_t i = 0; i < p.data.size(); ++i) {
-      m.data[i] = d.add(d.mul(d.c(b1), in[2]->data[i]), d.mul(d.c(1 - b1), g.data[i]));
-      v.data[i] = d.add(d.mul(d.c(b2), in[3]->data[i]), d.mul(d.c(1 - b2), d.mul(g.data[i], g.data[i])));
-      S mhat = d.mul(d.c(1 / c1), m.data[i]);
-      S vhat = d.mul(d.c(1 / c2), v.data[i]);
+      m.data[i] = d.add(d.mul(B1, in[2]->data[i]), d.mul(omb1, g.data[i]));
+      v.data[i] = d.add(d.mul(B2, in[3]->data[i]), d.mul(omb2, d.mul(g.data[i], g.data[i])));
+      S mhat = d.mul(ic1, m.data[i]);
+      S vhat = d.mul(ic2, v.data[i]);
       S upd = d.add(d.div(mhat, d.add(d.apply(Fn::sqrt, vhat), d.c(eps))), d.mul(d.c(wd), x.data[i]));
       p.data[i] = d.sub(x.data[i], d.mul(d.c(lr), upd));
     }

@@ -131,6 +131,83 @@ TEST(Verify, SmallStableDifferenceIsRefutedByScreening) {
   EXPECT_NE(v.cex->spec_num, v.cex->plan_num);
 }
 
+// One AdamW step on a [N] parameter in the spec and in a one-rank plan; the
+// plan's beta1 may differ from the spec's.
+ir::Case adamw_case(double spec_beta1, double plan_beta1) {
+  corpus::SpecBuilder sb("adamw");
+  sb.dim("N", 4);
+  auto adamw = [](corpus::GraphBuilder& g, double beta1) {
+    g.op_n("adamw", {"p", "g", "m", "v"},
+           {{"lr", 0.01}, {"beta1", beta1}, {"beta2", 0.95}, {"eps", 1e-8}, {"weight_decay", 0.1}, {"step", 1}},
+           {"new.p", "new.m", "new.v"});
+  };
+  sb.input("p", f32, {"N"}, ir::Role::param);
+  sb.input("g", f32, {"N"}, ir::Role::data);
+  sb.input("m", f32, {"N"}, ir::Role::opt_state);
+  sb.input("v", f32, {"N"}, ir::Role::opt_state);
+  adamw(sb.graph(), spec_beta1);
+  sb.output("new.p", ir::Role::updated_param);
+  sb.output("new.m", ir::Role::updated_state);
+  sb.output("new.v", ir::Role::updated_state);
+  corpus::PlanBuilder pb("adamw");
+  pb.axis("dp", 1).dim("N", 4);
+  auto& prog = pb.program("all");
+  for (const char* x : {"p", "g", "m", "v"}) {
+    prog.input(x, f32, {"N"});
+    pb.replica("all", x, x);
+  }
+  adamw(prog, plan_beta1);
+  for (const char* x : {"new.p", "new.m", "new.v"}) {
+    prog.output(x);
+    pb.replica("all", x, x);
+  }
+  return ir::Case{sb.build(), pb.build()};
+}
+
+// 1 - 0.9009 computed in double reads back as a rational with a 20-digit
+// denominator; formed exactly in the term domain, the step proves (it was
+// UNKNOWN by coefficient overflow), and a different beta1 is still refuted.
+TEST(Verify, AdamwWithAFourDigitBetaProves) {
+  verify::VerifyOptions opt;
+  auto v = verify::verify_case(adamw_case(0.9009, 0.9009), "t", opt);
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  v = verify::verify_case(adamw_case(0.9009, 0.9008), "t", opt);
+  EXPECT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+}
+
+// y = x * f * f with f = 0.1 + 0.2 (a double whose simplest rational has a
+// 17-digit denominator): the coefficient overflows 64 bits. A plan that is
+// numerically different is still refuted by a concrete run; an equal one is
+// UNKNOWN with the reason, never VERIFIED.
+TEST(Verify, CoefficientOverflowStillRefutesNumerically) {
+  const double f = 0.1 + 0.2;
+  auto make = [&](double plan_f) {
+    corpus::SpecBuilder sb("scaled");
+    sb.dim("N", 2);
+    sb.input("x", f32, {"N"}, ir::Role::data);
+    sb.graph().let("y", "scale", {sb.graph().op("scale", {"x"}, {{"factor", f}})}, {{"factor", f}});
+    sb.output("y", ir::Role::loss);
+    corpus::PlanBuilder pb("scaled");
+    pb.axis("dp", 1).dim("N", 2);
+    auto& p = pb.program("all");
+    p.input("x", f32, {"N"});
+    pb.replica("all", "x", "x");
+    p.let("y", "scale", {p.op("scale", {"x"}, {{"factor", f}})}, {{"factor", plan_f}});
+    p.output("y");
+    pb.replica("all", "y", "y");
+    return ir::Case{sb.build(), pb.build()};
+  };
+  verify::VerifyOptions opt;
+  opt.reduce = false;
+  auto v = verify::verify_case(make(f * 1.01), "t", opt);
+  ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+  ASSERT_TRUE(v.cex.has_value());
+  EXPECT_NE(v.cex->found_by.find("numeric evaluation of the whole plan"), std::string::npos) << v.cex->found_by;
+  v = verify::verify_case(make(f), "t", opt);
+  EXPECT_EQ(v.kind, verify::VerdictKind::unknown);
+  EXPECT_NE(v.reason.find("overflow"), std::string::npos) << v.reason;
+}
+
 TEST(Verify, WrongProductIsRefutedWithReproducedWitness) {
   ir::Case c = expanded_product(3, 2, 2.0);
   for (const char* s : {"z3", "cvc5"}) {

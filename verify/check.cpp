@@ -227,6 +227,7 @@ class Checker {
     for (int k = 0; k < opt_.random_points; ++k) points.push_back(random_point(tt, rng, k == 0));
 
     // Size guard: every rank is run unless a reduction applies.
+    bool tried_numeric = false;
     {
       ir::Bindings base = st.dims;
       for (const auto& a : c_.plan.mesh.axes) base[a.name] = a.size;
@@ -239,6 +240,7 @@ class Checker {
       // it may look for a counterexample in plans too large for the symbolic check.
       if (numeric_first_ && total > opt_.numeric_first_above && total / 4 <= opt_.max_rank_instructions) {
         progress_start(opt_.progress, "evaluating the plan numerically");
+        tried_numeric = true;
         try {
           if (auto v = refute_numerically(st, tt, sym_in, points)) return *v;
         } catch (const ir::EvalError&) {  // the symbolic run below reports it
@@ -260,9 +262,18 @@ class Checker {
       sym_spec = ir::run_graph(td, spec.graph, st.dims, sym_in);
       sym_inst = run_plan<TermId>(st, td, sym_in);
     } catch (const Overflow& e) {
+      // No symbolic terms, but a concrete run can still refute the plan.
+      if (!tried_numeric) {
+        progress_start(opt_.progress, "evaluating the plan numerically");
+        try {
+          if (auto v = refute_numerically(st, tt, sym_in, points)) return *v;
+        } catch (const ir::EvalError&) {
+        }
+      }
       Verdict v;
       v.kind = VerdictKind::unknown;
-      v.reason = e.what();
+      v.reason = std::string(e.what()) + " (exact coefficients past 64 bits); no difference at the " +
+                 std::to_string(points.size()) + " numeric points";
       return v;
     } catch (const ir::EvalError& e) {
       return invalid(std::string("plan cannot run: ") + e.what());
