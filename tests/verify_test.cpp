@@ -18,7 +18,9 @@ using corpus::f32;
 // y = (sum a)(sum b)...(one sum per factor) in the spec; the plan computes the
 // fully expanded polynomial through nested outer products, so only
 // distributivity (expansion or the solver) shows they are equal.
-ir::Case expanded_product(int n, int factors, double plan_factor = 1.0) {
+// With `wrong_twin`, a second output z = a0 that the plan computes as 2*a0,
+// placed after y.
+ir::Case expanded_product(int n, int factors, double plan_factor = 1.0, bool wrong_twin = false) {
   corpus::SpecBuilder sb("product_of_sums");
   sb.dim("N", n);
   auto& g = sb.graph();
@@ -28,6 +30,10 @@ ir::Case expanded_product(int n, int factors, double plan_factor = 1.0) {
   for (int f = 1; f < factors; ++f) y = g.op("mul", {y, g.op("reduce_sum", {ins[static_cast<size_t>(f)]}, {{"dims", corpus::ints({"0"})}})});
   g.let("y", "identity", {y});
   sb.output("y", ir::Role::loss);
+  if (wrong_twin) {
+    g.let("z", "scale", {ins[0]}, {{"factor", 1.0}});
+    sb.output("z", ir::Role::other);
+  }
 
   corpus::PlanBuilder pb("expanded");
   pb.axis("dp", 1).dim("N", n);
@@ -50,6 +56,11 @@ ir::Case expanded_product(int n, int factors, double plan_factor = 1.0) {
   p.let("y", "scale", {total}, {{"factor", plan_factor}});
   p.output("y");
   pb.replica("all", "y", "y");
+  if (wrong_twin) {
+    p.let("z", "scale", {"a0"}, {{"factor", 2.0}});
+    p.output("z");
+    pb.replica("all", "z", "z");
+  }
   return ir::Case{sb.build(), pb.build()};
 }
 
@@ -115,6 +126,22 @@ TEST(Verify, TimeLimitEndsTheCheckAsUnknown) {
   opt.time_limit_s = 0;
   opt.expand_budget = 200000;
   EXPECT_EQ(verify::verify_case(c, "t", opt).kind, verify::VerdictKind::verified);
+}
+
+// Every obligation is screened before any is expanded or sent to a solver:
+// y (equal, but only the solver can tell with expansion off) comes first, z
+// (numerically different) second, and no solver time is spent on y.
+TEST(Verify, ScreeningRunsBeforeAnySolver) {
+  verify::VerifyOptions opt;
+  opt.expand_budget = 0;
+  opt.reduce = false;
+  opt.stages = false;
+  auto v = verify::verify_case(expanded_product(6, 4, 1.0, true), "t", opt);
+  ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+  ASSERT_TRUE(v.cex.has_value());
+  EXPECT_EQ(v.cex->spec_value, "z");
+  EXPECT_EQ(v.by_smt, 0u);
+  EXPECT_EQ(v.unknown, 0u);
 }
 
 // A relative difference of 1e-9 is under the screening tolerance but stable

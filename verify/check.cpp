@@ -298,6 +298,18 @@ class Checker {
     if (solvers.empty()) return invalid("unknown solver '" + opt_.solver + "' (z3, cvc5, both)");
 
     progress_start(opt_.progress, "checking obligations", obls.size());
+    // Screening first, over every obligation: a numeric difference anywhere
+    // is shown before expansion or a solver spends time on the others.
+    for (size_t i = 0; i < obls.size() && !opt_.smt_all; ++i) {
+      const Obl& o = obls[i];
+      if (o.spec_t == o.plan_t) continue;
+      Verdict probe;
+      if (decide(probe, tt, st, sym_in, obls, num, points, i, solvers, false) != 1) continue;
+      v.cex = probe.cex;
+      cache[std::make_pair(o.spec_t, o.plan_t)] = 1;
+      ++v.unique;
+      break;
+    }
     size_t over_time = 0;
     for (size_t i = 0; i < obls.size(); ++i) {
       progress_step(opt_.progress);
@@ -309,8 +321,11 @@ class Checker {
       if (auto it = cache.find(key); it != cache.end()) {
         status = it->second;
       } else if (o.spec_t != o.plan_t && !v.cex && out_of_time()) {
-        status = 2;
-        ++over_time;
+        // Past the time limit: still screened, no longer proved.
+        ++v.unique;
+        status = decide(v, tt, st, sym_in, obls, num, points, i, solvers, false);
+        cache[key] = status;
+        if (status == 2) ++over_time;
       } else {
         ++v.unique;
         status = decide(v, tt, st, sym_in, obls, num, points, i, solvers);
@@ -658,7 +673,7 @@ class Checker {
   int decide(Verdict& v, TermTable& tt, const Setup& st, const std::map<std::string, Tensor<TermId>>& sym_in,
              const std::vector<Obl>& obls, const std::vector<std::vector<std::pair<double, double>>>& num,
              const std::vector<std::vector<double>>& points, size_t i,
-             const std::vector<std::unique_ptr<SmtBackend>>& solvers) {
+             const std::vector<std::unique_ptr<SmtBackend>>& solvers, bool prove = true) {
     const Obl& o = obls[i];
     if (o.spec_t == o.plan_t && !opt_.smt_all) {
       ++v.by_hash;
@@ -700,6 +715,7 @@ class Checker {
       ++v.unchecked;
       return 3;
     }
+    if (!prove) return 2;  // screened only
     if (!opt_.smt_all) {
       try {
         TermId a = tt.expand(o.spec_t, opt_.expand_budget), b = tt.expand(o.plan_t, opt_.expand_budget);
