@@ -4,9 +4,7 @@
 #include <atomic>
 #include <charconv>
 #include <cstdio>
-#include <functional>
 #include <optional>
-#include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>

@@ -5,11 +5,13 @@
 #include <cmath>
 #include <functional>
 #include <future>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
-#include <sstream>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include "ir/interp.h"
 #include "ir/num_domain.h"
@@ -229,8 +231,21 @@ class Checker {
     std::vector<std::vector<double>> points;
     for (int k = 0; k < opt_.random_points; ++k) points.push_back(random_point(tt, rng, k == 0));
 
-    // Size guard: every rank is run unless a reduction applies.
+    // A concrete run of the whole plan, made at most once: a MISMATCH it
+    // finds is final; otherwise the symbolic check decides.
     bool tried_numeric = false;
+    auto try_numeric = [&]() -> std::optional<Verdict> {
+      if (tried_numeric) return std::nullopt;
+      tried_numeric = true;
+      progress_start(opt_.progress, "evaluating the plan numerically");
+      try {
+        return refute_numerically(st, tt, sym_in, points);
+      } catch (const ir::EvalError&) {  // the symbolic run reports it
+        return std::nullopt;
+      }
+    };
+
+    // Size guard: every rank is run unless a reduction applies.
     {
       ir::Bindings base = st.dims;
       for (const auto& a : c_.plan.mesh.axes) base[a.name] = a.size;
@@ -241,14 +256,8 @@ class Checker {
         if (const ir::Program* prog = c_.plan.program_of(r)) total += len[prog->name];
       // A numeric run costs far less per instruction than a symbolic one, so
       // it may look for a counterexample in plans too large for the symbolic check.
-      if (numeric_first_ && total > opt_.numeric_first_above && total / 4 <= opt_.max_rank_instructions) {
-        progress_start(opt_.progress, "evaluating the plan numerically");
-        tried_numeric = true;
-        try {
-          if (auto v = refute_numerically(st, tt, sym_in, points)) return *v;
-        } catch (const ir::EvalError&) {  // the symbolic run below reports it
-        }
-      }
+      if (numeric_first_ && total > opt_.numeric_first_above && total / 4 <= opt_.max_rank_instructions)
+        if (auto v = try_numeric()) return *v;
       if (total > opt_.max_rank_instructions) {
         Verdict v;
         v.kind = VerdictKind::unknown;
@@ -266,13 +275,7 @@ class Checker {
       sym_inst = run_plan<TermId>(st, td, sym_in);
     } catch (const Overflow& e) {
       // No symbolic terms, but a concrete run can still refute the plan.
-      if (!tried_numeric) {
-        progress_start(opt_.progress, "evaluating the plan numerically");
-        try {
-          if (auto v = refute_numerically(st, tt, sym_in, points)) return *v;
-        } catch (const ir::EvalError&) {
-        }
-      }
+      if (auto v = try_numeric()) return *v;
       Verdict v;
       v.kind = VerdictKind::unknown;
       v.reason = std::string(e.what()) + " (exact coefficients past 64 bits); no difference at the " +
@@ -351,26 +354,21 @@ class Checker {
       v.reason = "a refutation could not be reproduced concretely";
     }
     if (over_time)
-      unknown_reason_ = "the time limit (--time-limit " + fmt_seconds(opt_.time_limit_s) + " s) ran out with " +
-                        std::to_string(over_time) + " obligations not decided";
+      unknown_reason_ = fmt::format("the time limit (--time-limit {} s) ran out with {} obligations not decided",
+                                    opt_.time_limit_s, over_time);
     if (v.kind == VerdictKind::unknown && v.reason.empty()) v.reason = unknown_reason_;
     return v;
   }
 
-  bool out_of_time() const {
-    return opt_.time_limit_s > 0 &&
-           std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count() > opt_.time_limit_s;
+  // Seconds left of --time-limit (infinite without one).
+  double seconds_left() const {
+    if (opt_.time_limit_s <= 0) return std::numeric_limits<double>::infinity();
+    return opt_.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   }
+  bool out_of_time() const { return seconds_left() < 0; }
   // The solver's limit: its own, or what is left of the whole check's.
   unsigned solver_timeout_ms() const {
-    if (opt_.time_limit_s <= 0) return opt_.timeout_ms;
-    double left = opt_.time_limit_s - std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    return static_cast<unsigned>(std::clamp(left * 1000.0, 1.0, static_cast<double>(opt_.timeout_ms)));
-  }
-  static std::string fmt_seconds(double s) {
-    std::ostringstream o;
-    o << s;
-    return o.str();
+    return static_cast<unsigned>(std::clamp(seconds_left() * 1000.0, 1.0, static_cast<double>(opt_.timeout_ms)));
   }
 
   // The first point keeps every mask on: a random mask can hide exactly the
@@ -470,7 +468,8 @@ class Checker {
       for (size_t k = 0; k < pl.region.size(); ++k) idx[k] += pl.region[k].offset.eval(first.b);
       long double plan = 0;
       for (size_t m : groups[gi]) plan += inst[m].value.data[static_cast<size_t>(e)];
-      return std::pair<long double, long double>{spec_t.data[static_cast<size_t>(spec_t.flat(idx))], plan};
+      return std::pair<double, double>{static_cast<double>(spec_t.data[static_cast<size_t>(spec_t.flat(idx))]),
+                                       static_cast<double>(plan)};
     };
     // With a spare core the extended-precision run of a point goes alongside
     // the double one, so confirming a divergence costs no extra time.
@@ -513,8 +512,9 @@ class Checker {
       if (e < 0) continue;
       // Re-check that element in extended precision (same instances, same order).
       auto again = long_run.valid() ? long_run.get() : run_numeric<long double>(st, tt, sym_in, points[k]);
-      if (group_instances(again.second) != groups) continue;
-      auto [sv2, pv2] = value_at(again, groups, g, e);
+      auto groups2 = group_instances(again.second);
+      if (groups2 != groups) continue;
+      auto [sv2, pv2] = value_at(again, groups2, g, e);
       if (!differs(sv2, pv2)) continue;
       const auto& first = run.second[groups[g][0]];
       const ir::Placement& pl = p.placements[first.placement];
