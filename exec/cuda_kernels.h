@@ -1,15 +1,19 @@
-// The CUDA side of --backend cuda: device queries and cuBLAS matmul (cuda_matmul.cpp),
-// bf16 rounding on the device (cuda_kernels.cu). Without a CUDA build these are
-// stubs (cuda_stub.cpp): available() is false and the rest throws Unsupported.
+// The CUDA side of --backend cuda: device queries and cuBLAS matmul. The
+// executable reaches them through cuda_loader.cpp, which loads the CUDA module
+// (cuda_matmul.cpp, comm_nccl.cpp, cuda_kernels.cu) on first use; without the
+// module built() is false and the rest throws Unsupported with the reason.
 #pragma once
 #include <cstddef>
+#include <string>
 
 #include "ir/tensor.h"
 
 namespace parity::exec::cuda {
 
-// Whether this build has CUDA, cuBLAS and NCCL (PARITY_HAVE_CUDA).
+// Whether the CUDA module (CUDA, cuBLAS and NCCL) is built and loads here.
 bool built();
+// Why built() is false ("" when it is true).
+std::string unavailable_reason();
 // Visible CUDA devices (0 without a build, a driver or a GPU).
 int device_count();
 // built() && device_count() > 0.
@@ -20,7 +24,7 @@ inline bool available() { return built() && device_count() > 0; }
 template <class F>
 ir::Tensor<F> matmul(const ir::Tensor<F>& a, const ir::Tensor<F>& b, bool ta, bool tb);
 
-// Device kernels (cuda_kernels.cu); `stream` is a cudaStream_t.
+// Device kernels (cuda_kernels.cu), inside the module only; `stream` is a cudaStream_t.
 void round_bf16_device(float* data, size_t n, void* stream);
 void scale_device(float* data, size_t n, float factor, void* stream);
 void scale_device(double* data, size_t n, double factor, void* stream);

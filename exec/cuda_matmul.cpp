@@ -1,4 +1,4 @@
-// cuBLAS matmul for --backend cuda, and device queries.
+// cuBLAS matmul for --backend cuda, and device queries (in the CUDA module).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -9,8 +9,6 @@
 #include "ir/semantics.h"
 
 namespace parity::exec::cuda {
-
-bool built() { return true; }
 
 int device_count() {
   int n = 0;

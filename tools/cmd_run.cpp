@@ -187,7 +187,7 @@ int run_command(const RunArgs& a) {
       if (a.backend == "cuda") world = exec::make_nccl_comm(std::move(world), a.dtype == "bf16");
     } else if (a.backend == "cuda" && !exec::cuda::available()) {
       throw exec::Unsupported(exec::cuda::built() ? "no CUDA device (--backend cuda)"
-                                                  : "this build has no CUDA (--backend cuda)");
+                                                  : exec::cuda::unavailable_reason() + " (--backend cuda)");
     }
     r = run_case(a, label, world.get(), root);
   } catch (const exec::Unsupported& e) {
