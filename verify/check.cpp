@@ -69,6 +69,20 @@ bool differs(double a, double b) {
   return std::fabs(a - b) > 1e-6 * (1.0 + std::fabs(a) + std::fabs(b));
 }
 
+// The plan is undefined (NaN or infinite) where the spec is finite: the
+// spec's real value exists and the plan's does not, so they differ there. It
+// is asked of the double and the extended-precision run alike, so an
+// overflow that only double suffers (a value past 1.8e308 but under
+// extended precision's 1.2e4932) is never taken for it. A NaN spec stays
+// inconclusive: the step is not defined at that point at all.
+bool undefined_in_plan(long double s, long double p) { return std::isfinite(s) && !std::isfinite(p); }
+
+// A divergence at a point, as one run sees it: a difference over the
+// tolerance, or a plan undefined where the spec is not.
+bool diverges(long double s, long double p) {
+  return differs(static_cast<double>(s), static_cast<double>(p)) || undefined_in_plan(s, p);
+}
+
 // `differs` has a tolerance of 1e-6 (relative, with an absolute floor) and so
 // misses small differences: a gradient norm that counts one squared gradient
 // twice moves by 5e-8. Such a difference still counts when it is stable: far
@@ -468,8 +482,8 @@ class Checker {
       for (size_t k = 0; k < pl.region.size(); ++k) idx[k] += pl.region[k].offset.eval(first.b);
       long double plan = 0;
       for (size_t m : groups[gi]) plan += inst[m].value.data[static_cast<size_t>(e)];
-      return std::pair<double, double>{static_cast<double>(spec_t.data[static_cast<size_t>(spec_t.flat(idx))]),
-                                       static_cast<double>(plan)};
+      // In the run's own precision (a value past double's range stays finite in extended).
+      return std::pair<long double, long double>{spec_t.data[static_cast<size_t>(spec_t.flat(idx))], plan};
     };
     // With a spare core the extended-precision run of a point goes alongside
     // the double one, so confirming a divergence costs no extra time.
@@ -499,12 +513,12 @@ class Checker {
           if (in.placement != hint_->placement || in.rank != hint_->rank || in.iter != hint_->iter) continue;
           if (hint_->elem >= in.value.size()) break;
           auto [a, b] = value_at(run, groups, gi, hint_->elem);
-          if (differs(a, b)) g = gi, e = hint_->elem, at_hint = true;
+          if (diverges(a, b)) g = gi, e = hint_->elem, at_hint = true;
         }
       for (size_t gi = 0; gi < groups.size() && e < 0; ++gi)
         for (int64_t x = 0; x < run.second[groups[gi][0]].value.size(); ++x) {
           auto [a, b] = value_at(run, groups, gi, x);
-          if (differs(a, b)) {
+          if (diverges(a, b)) {
             g = gi, e = x;
             break;
           }
@@ -515,7 +529,7 @@ class Checker {
       auto groups2 = group_instances(again.second);
       if (groups2 != groups) continue;
       auto [sv2, pv2] = value_at(again, groups2, g, e);
-      if (!differs(sv2, pv2)) continue;
+      if (!diverges(sv2, pv2)) continue;
       const auto& first = run.second[groups[g][0]];
       const ir::Placement& pl = p.placements[first.placement];
       Counterexample c;
@@ -539,10 +553,11 @@ class Checker {
       } else {
         c.spec_expr = c.plan_expr = "(not built: refuted by evaluating the whole plan numerically)";
       }
-      c.spec_num = sv2;
-      c.plan_num = pv2;
+      c.spec_num = static_cast<double>(sv2);
+      c.plan_num = static_cast<double>(pv2);
       c.found_by = "numeric evaluation of the whole plan at random point " + std::to_string(k + 1) + " (seed " +
-                   std::to_string(opt_.seed) + "), re-checked in extended precision";
+                   std::to_string(opt_.seed) + "), re-checked in extended precision" +
+                   (undefined_in_plan(sv2, pv2) ? ": the plan is not finite where the spec is" : "");
       Verdict v;
       v.kind = VerdictKind::mismatch;
       v.cex = c;
@@ -668,12 +683,16 @@ class Checker {
     if (!opt_.smt_all || v.cex) {
       for (size_t k = 0; k < points.size(); ++k) {
         auto [s, p] = num[k][i];
-        if (!differs(s, p)) continue;
+        if (!diverges(s, p)) continue;
         if (v.cex) return 1;  // the shown counterexample is re-checked; later ones are counted
         // Re-check in extended precision before believing it.
         auto again = eval_numeric<long double>(st, tt, sym_in, points[k], {o});
-        if (differs(again[0].first, again[0].second)) {
-          make_cex(v, tt, obls, i, points[k], again[0].first, again[0].second, "concrete evaluation at a random point");
+        if (diverges(again[0].first, again[0].second)) {
+          bool undefined = undefined_in_plan(again[0].first, again[0].second);
+          make_cex(v, tt, obls, i, points[k], static_cast<double>(again[0].first), static_cast<double>(again[0].second),
+                   undefined ? "concrete evaluation at a random point: the plan is not finite where the spec is "
+                               "(in double and in extended precision)"
+                             : "concrete evaluation at a random point");
           return 1;
         }
       }
@@ -733,7 +752,7 @@ class Checker {
         std::vector<double> pt = points.empty() ? std::vector<double>(nvars_, 0.5) : points[0];
         for (auto& [idx, val] : a.model) pt[idx] = val;
         auto again = eval_numeric<long double>(st, tt, sym_in, pt, {o});
-        if (differs(again[0].first, again[0].second)) {
+        if (diverges(again[0].first, again[0].second)) {
           make_cex(v, tt, obls, i, pt, again[0].first, again[0].second, std::string(s->name()) + " model");
           r = 1;
         } else {
