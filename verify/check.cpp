@@ -243,7 +243,7 @@ class Checker {
     // Concrete screening points.
     std::mt19937_64 rng(opt_.seed);
     std::vector<std::vector<double>> points;
-    for (int k = 0; k < opt_.random_points; ++k) points.push_back(random_point(tt, rng, k == 0));
+    for (int k = 0; k < opt_.random_points; ++k) points.push_back(random_point(tt, rng, k == 0, k == 1));
 
     // A concrete run of the whole plan, made at most once: a MISMATCH it
     // finds is final; otherwise the symbolic check decides.
@@ -387,7 +387,12 @@ class Checker {
 
   // The first point keeps every mask on: a random mask can hide exactly the
   // tokens whose gradient a bug changes.
-  std::vector<double> random_point(const TermTable& tt, std::mt19937_64& rng, bool masks_on) {
+  // `state_zero`: optimizer state at zero, as at the first step of training.
+  // Adam's eps and its step-1 bias correction weigh most there (the update is
+  // m / (sqrt(v) + eps) with v of the size of g^2): an eps changed by 0.1%,
+  // moved inside the sqrt or dropped is invisible next to a second moment of
+  // order one and plain at zero.
+  std::vector<double> random_point(const TermTable& tt, std::mt19937_64& rng, bool masks_on, bool state_zero) {
     std::vector<double> p;
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     for (const auto& vi : tt.vars()) {
@@ -398,7 +403,7 @@ class Checker {
     // Optimizer second moments must be nonnegative for sqrt: inputs named as
     // optimizer state get |x|.
     for (size_t k = 0; k < tt.vars().size(); ++k)
-      if (is_state_.count(tt.vars()[k].name.substr(0, tt.vars()[k].name.find('[')))) p[k] = std::fabs(p[k]);
+      if (is_state_.count(tt.vars()[k].name.substr(0, tt.vars()[k].name.find('[')))) p[k] = state_zero ? 0.0 : std::fabs(p[k]);
     return p;
   }
 
