@@ -60,7 +60,7 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
     s += fmt::format("  spec element {}{}\n", x.spec_value, idx(x.spec_index));
     auto cut = [](const std::string& e) { return e.size() > 160 ? e.substr(0, 160) + " ..." : e; };
     s += fmt::format("  spec = {}\n  plan = {}\n", cut(x.spec_expr), cut(x.plan_expr));
-    s += fmt::format("  difference: {}\n", x.difference);
+    if (!x.difference.empty()) s += fmt::format("  difference: {}\n", x.difference);
     s += fmt::format("  witness ({}): spec {:.9g}, plan {:.9g}\n", x.found_by, x.spec_num, x.plan_num);
     for (const auto& [n, val] : x.inputs) s += fmt::format("    {} = {:.6g}\n", n, val);
     // The first steps only: the whole walk is in --json and `parity explain`.

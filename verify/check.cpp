@@ -180,6 +180,13 @@ class Checker {
           bool numeric_first = false, const StageFailure* hint = nullptr)
       : c_(c), file_(file), opt_(opt), validated_(validated), numeric_first_(numeric_first), hint_(hint) {}
 
+  // Only the concrete run at the screening points: a MISMATCH it confirms,
+  // or UNKNOWN (no symbolic check follows).
+  Verdict refute_only() {
+    numeric_only_ = true;
+    return run();
+  }
+
   Verdict run() {
     progress_start(opt_.progress, "building the whole plan's terms");
     auto t0 = std::chrono::steady_clock::now();
@@ -270,6 +277,15 @@ class Checker {
         if (const ir::Program* prog = c_.plan.program_of(r)) total += len[prog->name];
       // A numeric run costs far less per instruction than a symbolic one, so
       // it may look for a counterexample in plans too large for the symbolic check.
+      if (numeric_only_) {
+        if (total / 4 <= opt_.max_rank_instructions)
+          if (auto v = try_numeric()) return *v;
+        Verdict v;
+        v.kind = VerdictKind::unknown;
+        v.reason = total / 4 > opt_.max_rank_instructions ? "too large to run numerically"
+                                                           : "no difference at the numeric points";
+        return v;
+      }
       if (numeric_first_ && total > opt_.numeric_first_above && total / 4 <= opt_.max_rank_instructions)
         if (auto v = try_numeric()) return *v;
       if (total > opt_.max_rank_instructions) {
@@ -797,6 +813,7 @@ class Checker {
   VerifyOptions opt_;
   bool validated_ = false;
   bool numeric_first_ = false;
+  bool numeric_only_ = false;
   const StageFailure* hint_ = nullptr;
   size_t nvars_ = 0;
   size_t instances_ = 0;
@@ -892,22 +909,47 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       v.stage_note = opt.stages ? sr.reason : "";
       v.whole_seconds = v.seconds;
     }
+    // Smaller dims keep every equality but can hide a difference that needs
+    // the sizes given to show: a gradient norm over fewer elements stays under
+    // its clipping threshold, so a wrong norm changes nothing at the points.
+    // An UNKNOWN reduced instance is therefore also run numerically with its
+    // dims as given (the mesh still reduced); a difference there, confirmed
+    // in extended precision, is a counterexample of the original.
+    const reduce::Result* used = &r;
+    const ir::Case* checked = &target;
+    reduce::Result full;
+    const reduce::StageGraph* graph = sr.graph.get();
+    if (v.kind == VerdictKind::unknown && !r.dims.empty()) {
+      progress_start(opt.progress, "running the plan at its own dims");
+      reduce::Options mo = ro;
+      mo.shape = false;
+      full = reduce::reduce_case(c, mo);
+      const ir::Case& fc = full.changed ? full.reduced : c;
+      Verdict nv = Checker(fc, file, opt, true).refute_only();
+      if (nv.kind == VerdictKind::mismatch) {
+        nv.stage_note = v.stage_note;
+        nv.whole_seconds = v.whole_seconds + nv.seconds;
+        nv.cex->found_by += "; the reduced dims showed no difference, the dims as given did";
+        v = std::move(nv);
+        used = &full, checked = &fc, graph = nullptr;
+      }
+    }
     v.reduce_seconds = reduce_s;
     v.stage_build_seconds = sr.build_seconds;
     v.stage_prove_seconds = sr.prove_seconds;
-    v.reductions = r.applied;
-    v.kept = r.kept;
-    v.verified_ranks = target.plan.mesh.num_ranks();
+    v.reductions = used->applied;
+    v.kept = used->kept;
+    v.verified_ranks = checked->plan.mesh.num_ranks();
     bool mesh_changed = false;
-    for (const auto& m : r.axes) mesh_changed |= m.from != m.to;
+    for (const auto& m : used->axes) mesh_changed |= m.from != m.to;
     if (v.cex && v.cex->rank_id >= 0)
-      add_lineage(*v.cex, target, sr.graph.get(), [&](int64_t rk) {
-        return mesh_changed ? r.original_rank_str(c.plan.mesh, rk) : target.plan.mesh.rank_str(rk);
+      add_lineage(*v.cex, *checked, graph, [&](int64_t rk) {
+        return mesh_changed ? used->original_rank_str(c.plan.mesh, rk) : checked->plan.mesh.rank_str(rk);
       });
     if (mesh_changed && v.cex && v.cex->rank_id >= 0) {
       std::string tail = v.cex->rank.substr(v.cex->rank.find(')') + 1);
-      v.cex->rank = r.original_rank_str(c.plan.mesh, v.cex->rank_id) + tail + " [reduced instance: " +
-                    target.plan.mesh.rank_str(v.cex->rank_id) + "]";
+      v.cex->rank = used->original_rank_str(c.plan.mesh, v.cex->rank_id) + tail + " [reduced instance: " +
+                    checked->plan.mesh.rank_str(v.cex->rank_id) + "]";
     }
     v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     return v;
