@@ -186,6 +186,9 @@ class Checker {
     numeric_only_ = true;
     return run();
   }
+  // Called when screening found no difference and some obligation still needs
+  // expansion or a solver; a verdict it returns is final.
+  void before_proving(std::function<std::optional<Verdict>()> f) { before_proving_ = std::move(f); }
 
   Verdict run() {
     progress_start(opt_.progress, "building the whole plan's terms");
@@ -346,6 +349,9 @@ class Checker {
       ++v.unique;
       break;
     }
+    if (!v.cex && !opt_.smt_all && before_proving_ &&
+        std::any_of(obls.begin(), obls.end(), [](const Obl& o) { return o.spec_t != o.plan_t; }))
+      if (auto w = before_proving_()) return *w;
     size_t over_time = 0;
     for (size_t i = 0; i < obls.size(); ++i) {
       progress_step(opt_.progress);
@@ -814,6 +820,7 @@ class Checker {
   bool validated_ = false;
   bool numeric_first_ = false;
   bool numeric_only_ = false;
+  std::function<std::optional<Verdict>()> before_proving_;
   const StageFailure* hint_ = nullptr;
   size_t nvars_ = 0;
   size_t instances_ = 0;
@@ -873,6 +880,30 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         return invalid_verdict(d);
       }
     }
+    // Smaller dims keep every equality but can hide a difference that needs
+    // the sizes given to show: a gradient norm over fewer elements stays under
+    // its clipping threshold, so a wrong norm changes nothing at the points.
+    // So before expansion and solvers spend time on the reduced instance (and
+    // again if it ends UNKNOWN), the instance with the mesh reduced but the
+    // dims as given is run numerically; a difference there, confirmed in
+    // extended precision, is a counterexample of the original.
+    reduce::Result full;
+    const ir::Case* full_case = nullptr;
+    bool tried_full = false;
+    std::function<std::optional<Verdict>()> search_full_dims = [&]() -> std::optional<Verdict> {
+      if (tried_full || r.dims.empty()) return std::nullopt;
+      tried_full = true;
+      progress_start(opt.progress, "running the plan at its own dims");
+      reduce::Options mo = ro;
+      mo.shape = false;
+      full = reduce::reduce_case(c, mo);
+      const ir::Case& fc = full.changed ? full.reduced : c;
+      Verdict nv = Checker(fc, file, opt, true).refute_only();
+      if (nv.kind != VerdictKind::mismatch) return std::nullopt;
+      nv.cex->found_by += "; the reduced dims showed no difference, the dims as given did";
+      full_case = &fc;
+      return nv;
+    };
     Verdict v;
     StagedResult sr;
     double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -905,35 +936,21 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         v.placements.push_back(ps);
       }
     } else {
-      v = Checker(target, file, opt, true, opt.stages, sr.failure ? &*sr.failure : nullptr).run();
+      Checker whole(target, file, opt, true, opt.stages, sr.failure ? &*sr.failure : nullptr);
+      whole.before_proving(search_full_dims);
+      v = whole.run();
       v.stage_note = opt.stages ? sr.reason : "";
       v.whole_seconds = v.seconds;
     }
-    // Smaller dims keep every equality but can hide a difference that needs
-    // the sizes given to show: a gradient norm over fewer elements stays under
-    // its clipping threshold, so a wrong norm changes nothing at the points.
-    // An UNKNOWN reduced instance is therefore also run numerically with its
-    // dims as given (the mesh still reduced); a difference there, confirmed
-    // in extended precision, is a counterexample of the original.
-    const reduce::Result* used = &r;
-    const ir::Case* checked = &target;
-    reduce::Result full;
-    const reduce::StageGraph* graph = sr.graph.get();
-    if (v.kind == VerdictKind::unknown && !r.dims.empty()) {
-      progress_start(opt.progress, "running the plan at its own dims");
-      reduce::Options mo = ro;
-      mo.shape = false;
-      full = reduce::reduce_case(c, mo);
-      const ir::Case& fc = full.changed ? full.reduced : c;
-      Verdict nv = Checker(fc, file, opt, true).refute_only();
-      if (nv.kind == VerdictKind::mismatch) {
-        nv.stage_note = v.stage_note;
-        nv.whole_seconds = v.whole_seconds + nv.seconds;
-        nv.cex->found_by += "; the reduced dims showed no difference, the dims as given did";
-        v = std::move(nv);
-        used = &full, checked = &fc, graph = nullptr;
+    if (v.kind == VerdictKind::unknown)
+      if (auto nv = search_full_dims()) {
+        nv->stage_note = v.stage_note;
+        nv->whole_seconds = v.whole_seconds + nv->seconds;
+        v = std::move(*nv);
       }
-    }
+    const reduce::Result* used = full_case ? &full : &r;
+    const ir::Case* checked = full_case ? full_case : &target;
+    const reduce::StageGraph* graph = full_case ? nullptr : sr.graph.get();
     v.reduce_seconds = reduce_s;
     v.stage_build_seconds = sr.build_seconds;
     v.stage_prove_seconds = sr.prove_seconds;
