@@ -2,6 +2,8 @@
 #include "ir/validate.h"
 
 #include <set>
+#include <string_view>
+#include <unordered_map>
 
 namespace parity::ir {
 
@@ -25,18 +27,26 @@ struct Checker {
     ++errors;
   }
 
-  bool define(const Op* op, const std::string& name, const TensorType& t, TypeMap& scope) {
+  bool define(const Op* op, const std::string& name, const TensorType& t) {
     if (name.empty()) {
       report(op, "empty value name");
       return false;
     }
-    if (all.count(name)) {
+    auto [it, fresh] = all.emplace(name, t);
+    if (!fresh) {
       report(op, "value '" + name + "' is defined twice (values are SSA: one definition per program)");
       return false;
     }
-    all[name] = t;
-    scope[name] = t;
+    scope.emplace(it->first, &it->second);
+    if (!body_defs.empty()) body_defs.back().push_back(it->first);
     return true;
+  }
+
+  // The declared type of `name`, innermost region first.
+  const TensorType* declared_type(const std::string& name) const {
+    for (auto d = declared.rbegin(); d != declared.rend(); ++d)
+      if (auto it = (*d)->find(name); it != (*d)->end()) return &it->second;
+    return nullptr;
   }
 
   static std::string allowed_attrs(const OpDef& d) {
@@ -45,14 +55,14 @@ struct Checker {
     return s.empty() ? "none" : s;
   }
 
-  void check_op(const Op& op, TypeMap& scope) {
+  void check_op(const Op& op) {
     size_t before = errors;
-    check_op_inner(op, scope);
+    check_op_inner(op);
     if (errors != before)
       for (const auto& r : op.results) poisoned.insert(r);
   }
 
-  void check_op_inner(const Op& op, TypeMap& scope) {
+  void check_op_inner(const Op& op) {
     const OpDef* def = OpRegistry::get().find(op.kind);
     if (!def) {
       report(&op, "unknown op '" + op.kind + "' (see `parity inspect --ops` for the known ones)");
@@ -77,7 +87,7 @@ struct Checker {
         report(&op, "operand '" + v + "' is not defined before use (dangling value)");
         return;
       }
-      in.push_back(it->second);
+      in.push_back(*it->second);
     }
     for (const auto& [name, a] : op.attrs) {
       const AttrSpec* spec = nullptr;
@@ -118,13 +128,13 @@ struct Checker {
       report(&op, "produces " + std::to_string(res.size()) + " results, " + std::to_string(op.results.size()) + " named");
       return;
     }
-    if (def->regions == 1 && !check_loop_body(op, in, scope)) return;
+    if (def->regions == 1 && !check_loop_body(op, in)) return;
     for (size_t k = 0; k < res.size(); ++k) {
-      if (auto it = declared.find(op.results[k]); it != declared.end() && !same_type(it->second, res[k])) {
-        report(&op, "result '" + op.results[k] + "' is declared " + it->second.str() + " but the shape rule gives " + res[k].str());
+      if (const TensorType* d = declared_type(op.results[k]); d && !same_type(*d, res[k])) {
+        report(&op, "result '" + op.results[k] + "' is declared " + d->str() + " but the shape rule gives " + res[k].str());
         return;
       }
-      define(&op, op.results[k], res[k], scope);
+      define(&op, op.results[k], res[k]);
     }
   }
 
@@ -137,7 +147,7 @@ struct Checker {
     return true;
   }
 
-  bool check_loop_body(const Op& op, const std::vector<TensorType>& carried, const TypeMap& outer) {
+  bool check_loop_body(const Op& op, const std::vector<TensorType>& carried) {
     const Graph& body = op.regions[0];
     if (body.inputs.size() != carried.size() || body.outputs.size() != carried.size()) {
       report(&op, "loop body must take and return the " + std::to_string(carried.size()) + " carried values, got " +
@@ -152,30 +162,37 @@ struct Checker {
       return false;
     }
     loop_vars[var] = count;
-    TypeMap scope = outer;
+    // The body sees the enclosing values; its own leave scope when it ends
+    // (SSA: a body value never shadows an outer one, `define` rejects that).
+    body_defs.emplace_back();
+    declared.push_back(&body.types);
     size_t before = errors;
     for (size_t k = 0; k < carried.size(); ++k) {
       auto it = body.types.find(body.inputs[k]);
       if (it != body.types.end() && !same_type(it->second, carried[k])) {
         report(&op, "loop body input '" + body.inputs[k] + "' is declared " + it->second.str() + " but carries " + carried[k].str());
       }
-      define(&op, body.inputs[k], carried[k], scope);
+      define(&op, body.inputs[k], carried[k]);
     }
-    auto saved = declared;
-    for (const auto& [n, t] : body.types) declared[n] = t;
-    for (const auto& inner : body.ops) check_op(inner, scope);
-    declared = saved;
+    for (const auto& inner : body.ops) check_op(inner);
+    declared.pop_back();
     for (size_t k = 0; k < body.outputs.size() && errors == before; ++k) {
       auto it = scope.find(body.outputs[k]);
       if (it == scope.end()) report(&op, "loop body output '" + body.outputs[k] + "' is not defined");
-      else if (!same_type(it->second, carried[k]))
-        report(&op, "loop body output '" + body.outputs[k] + "' has type " + it->second.str() + ", the carried value " + carried[k].str());
+      else if (!same_type(*it->second, carried[k]))
+        report(&op, "loop body output '" + body.outputs[k] + "' has type " + it->second->str() + ", the carried value " + carried[k].str());
     }
+    for (std::string_view n : body_defs.back()) scope.erase(n);
+    body_defs.pop_back();
     loop_vars.erase(var);
     return errors == before;
   }
 
-  TypeMap declared;
+  std::vector<const TypeMap*> declared;  // declared types of the enclosing regions, outermost first
+  // Values visible here (pointing into `all`) and, per enclosing loop body, the
+  // names it defined.
+  std::unordered_map<std::string_view, const TensorType*> scope;
+  std::vector<std::vector<std::string_view>> body_defs;
   std::set<std::string> poisoned;  // results of ops that failed to check
 };
 
@@ -183,8 +200,7 @@ struct Checker {
 
 TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const Diag& where, DiagList& out) {
   Checker c(b, mesh, where, out);
-  c.declared = g.types;
-  TypeMap scope;
+  c.declared.push_back(&g.types);
   for (const auto& in : g.inputs) {
     auto it = g.types.find(in);
     if (it == g.types.end()) {
@@ -203,12 +219,12 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
         c.report(nullptr, "input '" + in + "': dim " + d.str() + " = " + std::to_string(v) + " must be positive");
       }
     }
-    c.define(nullptr, in, it->second, scope);
+    c.define(nullptr, in, it->second);
   }
   if (c.errors) return c.all;
-  for (const auto& op : g.ops) c.check_op(op, scope);
+  for (const auto& op : g.ops) c.check_op(op);
   for (const auto& o : g.outputs)
-    if (!scope.count(o) && !c.poisoned.count(o)) c.report(nullptr, "output '" + o + "' is not defined");
+    if (!c.scope.count(o) && !c.poisoned.count(o)) c.report(nullptr, "output '" + o + "' is not defined");
   return c.all;
 }
 
