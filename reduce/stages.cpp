@@ -1,3 +1,5 @@
+#include <chrono>
+#include <cstdlib>
 #include "reduce/stages.h"
 
 #include <algorithm>
@@ -88,6 +90,9 @@ std::optional<std::string> fixed_attrs_key(const ir::Instr& ins) {
 
 }  // namespace
 
+static void strace(const char* ph) {
+  if (std::getenv("PARITY_PHASE_TRACE")) { static auto t0 = std::chrono::steady_clock::now(); std::fprintf(stderr, "TRACE     %.3f %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now()-t0).count(), ph); }
+}
 StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spec_types) : c_(c), threads_(threads) {
   if (!c.spec) throw ir::EvalError("no spec");
   dims_ = c.spec->dims;
@@ -99,9 +104,13 @@ StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spe
     ir::validate_spec(*c.spec, "", d, &spec_types_);
     if (!d.empty()) throw ir::EvalError("the spec does not validate");
   }
+  strace("s:spec_nodes");
   build_spec_nodes();
+  strace("s:nodes");
   build_nodes();
+  strace("s:stages");
   build_stages();
+  strace("s:done");
 }
 
 const ir::Instr& StageGraph::instr(const Node& n) const {
@@ -122,16 +131,16 @@ void StageGraph::build_spec_nodes() {
   for (const auto& ins : spec_code_) spec_attrs_.push_back(fixed_attrs_key(ins));
   for (const auto& in : g.inputs) {
     spec_node_of_[in] = static_cast<int32_t>(nodes_.size());
-    nodes_.push_back(Node{-1, -1, 0, in, {}, -1, 0, {}});
+    nodes_.push_back(Node{-1, -1, 0, &in, {}, -1, 0, {}});
   }
   for (size_t i = 0; i < spec_code_.size(); ++i) {
     const ir::Instr& ins = spec_code_[i];
     if (ins.kind != ir::Instr::exec || !ins.loop.empty())
       throw ir::EvalError("the spec has loops; stages need a straight-line spec");
     for (size_t k = 0; k < ins.op->results.size(); ++k) {
-      Node n{-1, static_cast<int32_t>(i), static_cast<int32_t>(k), ins.op->results[k], {}, -1, 0, {}};
+      Node n{-1, static_cast<int32_t>(i), static_cast<int32_t>(k), &ins.op->results[k], {}, -1, 0, {}};
       for (const auto& o : ins.op->operands) n.deps.push_back(spec_node_of_.at(o));
-      if (!spec_node_of_.emplace(n.name, static_cast<int32_t>(nodes_.size())).second)
+      if (!spec_node_of_.emplace(*n.name, static_cast<int32_t>(nodes_.size())).second)
         throw ir::EvalError("spec value defined twice");
       nodes_.push_back(std::move(n));
     }
@@ -218,6 +227,7 @@ void StageGraph::build_nodes() {
     }
   }
 
+  strace("s:n:ranks");
   int64_t n = p.mesh.num_ranks();
   prog_of_.assign(static_cast<size_t>(n), nullptr);
   code_of_.assign(static_cast<size_t>(n), nullptr);
@@ -251,12 +261,13 @@ void StageGraph::build_nodes() {
     for (size_t j = 0; j < L.nodes.size(); ++j) {
       const TNode& t = L.nodes[j];
       Node& nd = nodes_[first[r] + j];
-      nd = Node{static_cast<int32_t>(r), t.instr, t.result, *t.name, t.deps, -1, 0, {}};
+      nd = Node{static_cast<int32_t>(r), t.instr, t.result, t.name, t.deps, -1, 0, {}};
       for (int32_t& d : nd.deps) d += base;
       if (t.placements) nd.placements = *t.placements;
     }
   });
 
+  strace("s:n:events");
   using Key = std::tuple<int64_t, int64_t, int64_t>;  // (src, dst, tag)
   std::map<Key, std::vector<int32_t>> sent, recvd;
   struct Member {
@@ -306,7 +317,7 @@ void StageGraph::build_nodes() {
   for (auto& [key, ms] : colls) {
     std::sort(ms.begin(), ms.end(), [](const Member& a, const Member& b) { return a.pos < b.pos; });
     if (ms.size() != key.first.size())
-      throw ir::EvalError("collective '" + nodes_[static_cast<size_t>(ms[0].node)].name + "' has " +
+      throw ir::EvalError("collective '" + *nodes_[static_cast<size_t>(ms[0].node)].name + "' has " +
                           std::to_string(ms.size()) + " of " + std::to_string(key.first.size()) + " members");
     std::vector<int32_t> ops;
     for (const auto& m : ms) ops.push_back(m.operand);
@@ -344,6 +355,7 @@ void StageGraph::build_stages() {
       k += '?';
     }
   }
+  strace("s:s:slices");
   std::vector<std::pair<int32_t, std::string>> order;
   for (const auto& [y, ns] : placed_on_) order.push_back({spec_node_of_.at(y), y});
   std::sort(order.begin(), order.end());
@@ -389,6 +401,38 @@ class NodeSet {
  private:
   std::vector<uint32_t> stamp_;
   uint32_t gen_ = 0;
+};
+
+// Node id -> its number in order of addition, cleared like NodeSet.
+class LocalIndex {
+ public:
+  void reset(size_t n) {
+    if (stamp_.size() != n) stamp_.assign(n, 0), local_.assign(n, 0), gen_ = 0;
+    if (++gen_ == 0) std::fill(stamp_.begin(), stamp_.end(), 0), gen_ = 1;
+    count_ = 0;
+  }
+  // A node added twice (a placed member read by another member: a seed and
+  // an obligation) keeps its first number.
+  void add(int32_t id) {
+    if (stamp_[static_cast<size_t>(id)] == gen_) return;
+    stamp_[static_cast<size_t>(id)] = gen_;
+    local_[static_cast<size_t>(id)] = count_++;
+  }
+  // -1 when `id` was not added.
+  int64_t find(int32_t id) const {
+    return stamp_[static_cast<size_t>(id)] == gen_ ? local_[static_cast<size_t>(id)] : -1;
+  }
+  int64_t at(int32_t id) const {
+    int64_t v = find(id);
+    if (v < 0) throw std::out_of_range("stage key: a node outside the stage");
+    return v;
+  }
+
+ private:
+  std::vector<uint32_t> stamp_;
+  std::vector<int64_t> local_;
+  uint32_t gen_ = 0;
+  int64_t count_ = 0;
 };
 }  // namespace
 
@@ -478,7 +522,9 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
       if (spec_have.insert(z)) s.spec_inputs.push_back(z);
     }
   }
-  s.key = key_of(s);
+  thread_local std::string k;
+  key_of(s, k);
+  s.key = intern(k);
   return s;
 }
 
@@ -498,18 +544,25 @@ void StageGraph::attrs_key(std::string& k, const Node& n) const {
 }
 
 
-std::string StageGraph::key_of(const Stage& s) const {
+const std::string* StageGraph::intern(const std::string& k) const {
+  std::lock_guard<std::mutex> lock(keys_mutex_);
+  return &*keys_.insert(k).first;
+}
+
+void StageGraph::key_of(const Stage& s, std::string& k) const {
   const ir::Plan& p = c_.plan;
-  std::unordered_map<int32_t, size_t> spec_local, plan_local;
-  spec_local.reserve(s.spec_inputs.size() + s.spec_nodes.size());
-  plan_local.reserve(s.plan_inputs.size() + s.plan_nodes.size());
+  // Local numbering of nodes, ranks and collective instances in order of
+  // first appearance; reused across the stages a thread keys.
+  thread_local LocalIndex spec_local, plan_local;
+  spec_local.reset(nodes_.size());
+  plan_local.reset(nodes_.size());
   std::map<int32_t, size_t> rank_local, coll_local;
   auto rk = [&](int32_t r) { return static_cast<int64_t>(rank_local.emplace(r, rank_local.size()).first->second); };
-  std::string k = "S";
-  k.reserve(64 * (s.spec_nodes.size() + s.plan_nodes.size() + s.plan_inputs.size() + 4));
+  k.clear();
+  k += 'S';
   auto spec_type = [&](int32_t id) { k += spec_type_key_[static_cast<size_t>(id)]; };
   for (int32_t id : s.spec_inputs) {
-    spec_local[id] = spec_local.size();
+    spec_local.add(id);
     const Node& nd = nodes_[static_cast<size_t>(id)];
     k += 'i';
     spec_type(id);
@@ -518,7 +571,7 @@ std::string StageGraph::key_of(const Stage& s) const {
     k += '|';
   }
   for (int32_t id : s.spec_nodes) {
-    spec_local[id] = spec_local.size();
+    spec_local.add(id);
     const Node& nd = nodes_[static_cast<size_t>(id)];
     const bool copy = nd.instr >= 0 && spec_code_[static_cast<size_t>(nd.instr)].kind == ir::Instr::bind;
     k += 'o';
@@ -529,7 +582,7 @@ std::string StageGraph::key_of(const Stage& s) const {
     }
     k += '(';
     for (int32_t d : nd.deps) {
-      put(k, static_cast<int64_t>(spec_local.at(d)));
+      put(k, spec_local.at(d));
       k += ',';
     }
     k += ')';
@@ -539,7 +592,7 @@ std::string StageGraph::key_of(const Stage& s) const {
   auto region_key = [&](const ir::Placement& P, const ir::Bindings& b) {
     k += ir::placement_kind_name(P.kind);
     k += '@';
-    put(k, static_cast<int64_t>(spec_local.at(placement_spec_node_[static_cast<size_t>(&P - p.placements.data())])));
+    put(k, spec_local.at(placement_spec_node_[static_cast<size_t>(&P - p.placements.data())]));
     k += '[';
     for (const auto& rg : P.region) {
       put_expr(k, rg.offset, b);
@@ -555,7 +608,7 @@ std::string StageGraph::key_of(const Stage& s) const {
   };
   k += 'P';
   for (int32_t id : s.plan_inputs) {
-    plan_local[id] = plan_local.size();
+    plan_local.add(id);
     const Node& nd = nodes_[static_cast<size_t>(id)];
     const ir::Bindings& b = bindings(nd);
     k += 'i';
@@ -580,7 +633,7 @@ std::string StageGraph::key_of(const Stage& s) const {
     k += '|';
   }
   for (int32_t id : s.plan_nodes) {
-    plan_local[id] = plan_local.size();
+    plan_local.add(id);
     const Node& nd = nodes_[static_cast<size_t>(id)];
     // A bind copies its operand; which carry slot it fills is bookkeeping.
     const bool copy = nd.instr >= 0 && instr(nd).kind == ir::Instr::bind;
@@ -599,10 +652,10 @@ std::string StageGraph::key_of(const Stage& s) const {
     }
     k += '(';
     for (int32_t d : nd.deps) {
-      auto it = plan_local.find(d);
       // Collective operands of members outside the slice are still inputs.
-      if (it == plan_local.end()) k += '?';
-      else put(k, static_cast<int64_t>(it->second));
+      int64_t local = plan_local.find(d);
+      if (local < 0) k += '?';
+      else put(k, local);
       k += ',';
     }
     k += ")|";
@@ -613,12 +666,11 @@ std::string StageGraph::key_of(const Stage& s) const {
     region_key(p.placements[o.placement], bindings(first));
     k += '(';
     for (int32_t m : o.members) {
-      put(k, static_cast<int64_t>(plan_local.at(m)));
+      put(k, plan_local.at(m));
       k += ',';
     }
     k += ")|";
   }
-  return k;
 }
 
 }  // namespace parity::reduce

@@ -8,6 +8,8 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <mutex>
+#include <unordered_set>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,7 +26,7 @@ struct Node {
   int32_t rank = -1;
   int32_t instr = -1;   // index into the unrolled code of the rank's program (spec: the spec's); -1: an input
   int32_t result = 0;   // which result of the op
-  std::string name;
+  const std::string* name = nullptr;  // the value's name, owned by the case or the graph's code
   std::vector<int32_t> deps;  // operands; a collective's are every member's operand, in group order; a recv's the sent value
   int32_t coll = -1;          // collective instance, shared by its members
   int32_t member = 0;         // position in the group
@@ -44,7 +46,9 @@ struct Stage {
   std::vector<int32_t> plan_nodes;   // plan ops to run, in dependence order
   std::vector<int32_t> plan_inputs;  // placed plan nodes seeded from their placements
   std::vector<Obligation> obligations;
-  std::string key;
+  // The canonical key, interned by the graph: stages with equal keys share
+  // one string, so pointers compare keys.
+  const std::string* key = nullptr;
 };
 
 class StageGraph {
@@ -73,7 +77,9 @@ class StageGraph {
   void build_stages();
   // The stage of spec value `y` (node `sid`), or none when nothing is placed on it.
   std::optional<Stage> make_stage(int32_t sid, const std::string& y) const;
-  std::string key_of(const Stage& s) const;
+  // Writes the canonical key of `s` into `k` (cleared first).
+  void key_of(const Stage& s, std::string& k) const;
+  const std::string* intern(const std::string& k) const;
   void attrs_key(std::string& k, const Node& n) const;
 
   const ir::Case& c_;
@@ -101,6 +107,8 @@ class StageGraph {
   std::vector<int32_t> placement_spec_node_;
   std::map<std::string, std::vector<int32_t>> placed_on_;  // spec value -> plan nodes placed on it
   std::vector<Stage> stages_;
+  mutable std::mutex keys_mutex_;
+  mutable std::unordered_set<std::string> keys_;  // the distinct stage keys
   size_t rank_instructions_ = 0;
   size_t threads_ = 0;
   ir::TypeMap spec_types_;

@@ -17,7 +17,7 @@ std::vector<LineageStep> lineage(const reduce::StageGraph& g, int64_t rank, cons
   int32_t start = -1;
   for (size_t i = 0; i < nodes.size(); ++i) {
     const reduce::Node& n = nodes[i];
-    if (n.rank != rank || n.name != value || is_bind(n)) continue;
+    if (n.rank != rank || *n.name != value || is_bind(n)) continue;
     if (n.instr >= 0 && g.instr(n).iter != iter) continue;
     start = static_cast<int32_t>(i);
     break;
@@ -44,7 +44,7 @@ std::vector<LineageStep> lineage(const reduce::StageGraph& g, int64_t rank, cons
     s.rank = n.rank;
     s.rank_str = rank_name(n.rank);
     s.program = p.program_of(n.rank) ? p.program_of(n.rank)->name : "";
-    s.value = n.name;
+    s.value = *n.name;
     for (uint32_t pl : n.placements) {
       const ir::Placement& P = p.placements[pl];
       s.placed += (s.placed.empty() ? "" : ", ") + P.spec_value;

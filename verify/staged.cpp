@@ -40,7 +40,7 @@ class StageProver {
     const auto& nodes = g_.nodes();
     const ir::Plan& p = g_.kase().plan;
     std::unordered_map<int32_t, T> spec;
-    for (int32_t id : st.spec_inputs) spec[id] = fresh(nodes[static_cast<size_t>(id)].name, index);
+    for (int32_t id : st.spec_inputs) spec[id] = fresh(*nodes[static_cast<size_t>(id)].name, index);
     SumChains spec_sums(tt_, g_, st.spec_nodes, st.spec_node);
     for (int32_t id : st.spec_nodes) {
       const reduce::Node& nd = nodes[static_cast<size_t>(id)];
@@ -75,7 +75,7 @@ class StageProver {
       // A program input stands for a spec input; one placed on anything else
       // would be an assumption nobody proves.
       if (nd.instr < 0 && (!seed || !is_spec_input(seed->spec_value)))
-        throw ir::EvalError("program input '" + nd.name + "' is not placed on a spec input");
+        throw ir::EvalError("program input '" + *nd.name + "' is not placed on a spec input");
       if (seed) {
         seeded[id] = region(*seed, nd, spec);
         continue;
@@ -227,7 +227,7 @@ class StageProver {
 
   int32_t spec_id(const std::string& name) {
     if (spec_ids_.empty())
-      for (size_t i = 0; i < g_.nodes().size() && g_.nodes()[i].rank < 0; ++i) spec_ids_[g_.nodes()[i].name] = static_cast<int32_t>(i);
+      for (size_t i = 0; i < g_.nodes().size() && g_.nodes()[i].rank < 0; ++i) spec_ids_[*g_.nodes()[i].name] = static_cast<int32_t>(i);
     return spec_ids_.at(name);
   }
 
@@ -390,7 +390,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     }
     // The distinct stages, by first instance.
     std::vector<size_t> first;
-    std::unordered_map<std::string, size_t> seen;  // key -> index in r.list
+    std::unordered_map<const std::string*, size_t> seen;  // interned key -> index in r.list
     r.stages = g.stages().size();
     for (size_t i = 0; i < g.stages().size(); ++i) {
       const reduce::Stage& st = g.stages()[i];
@@ -401,7 +401,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
       }
       StageInfo info;
       info.spec_value = st.spec_value;
-      info.hash = key_hash(st.key);
+      info.hash = key_hash(*st.key);
       info.instances = 1;
       r.list.push_back(info);
       first.push_back(i);
@@ -427,7 +427,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
         StageInfo& info = r.list[k];
         info.shard = opt.shards.index;
         progress_step(opt.progress);
-        if (!opt.cache_dir.empty() && cache_has(opt.cache_dir, st.key)) {
+        if (!opt.cache_dir.empty() && cache_has(opt.cache_dir, *st.key)) {
           info.cached = true;
           continue;
         }
@@ -453,7 +453,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
         }
         info.seconds = std::chrono::duration<double>(Clock::now() - s0).count();
         info.obligations = sp.obligations() - before;
-        if (!opt.cache_dir.empty()) cache_put(opt.cache_dir, st.key);
+        if (!opt.cache_dir.empty()) cache_put(opt.cache_dir, *st.key);
       }
       obligations += sp.obligations();
       by_expansion += sp.by_expansion();
@@ -463,6 +463,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();
+    progress_start(nullptr, "proved");
 
     // Spread over processes: every process learns the totals and every stage's numbers.
     if (shards > 1) {
