@@ -231,7 +231,9 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   std::vector<DiagList> diags(tasks);
   std::vector<TypeMap> prog_types(p.programs.size());
   TypeMap st;
-  parallel_for(tasks, threads ? threads : hardware_threads(), [&](size_t i) {
+  // The spec, usually the largest task, starts first.
+  parallel_for(tasks, threads ? threads : hardware_threads(), [&](size_t t) {
+    size_t i = spec ? (t == 0 ? p.programs.size() : t - 1) : t;
     if (i == p.programs.size()) {
       validate_spec(*spec, file, diags[i], &st);
       return;
@@ -244,7 +246,6 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   for (auto& d : diags)
     for (auto& item : d.items) out.add(std::move(item));
   for (size_t i = 0; i < p.programs.size(); ++i) types[p.programs[i].name] = std::move(prog_types[i]);
-
   // Placements.
   if (spec) {
     for (const auto& [k, v] : p.dims)

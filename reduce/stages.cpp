@@ -1,5 +1,3 @@
-#include <chrono>
-#include <cstdlib>
 #include "reduce/stages.h"
 
 #include <algorithm>
@@ -90,9 +88,6 @@ std::optional<std::string> fixed_attrs_key(const ir::Instr& ins) {
 
 }  // namespace
 
-static void strace(const char* ph) {
-  if (std::getenv("PARITY_PHASE_TRACE")) { static auto t0 = std::chrono::steady_clock::now(); std::fprintf(stderr, "TRACE     %.3f %s\n", std::chrono::duration<double>(std::chrono::steady_clock::now()-t0).count(), ph); }
-}
 StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spec_types) : c_(c), threads_(threads) {
   if (!c.spec) throw ir::EvalError("no spec");
   dims_ = c.spec->dims;
@@ -104,13 +99,9 @@ StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spe
     ir::validate_spec(*c.spec, "", d, &spec_types_);
     if (!d.empty()) throw ir::EvalError("the spec does not validate");
   }
-  strace("s:spec_nodes");
   build_spec_nodes();
-  strace("s:nodes");
   build_nodes();
-  strace("s:stages");
   build_stages();
-  strace("s:done");
 }
 
 const ir::Instr& StageGraph::instr(const Node& n) const {
@@ -226,8 +217,6 @@ void StageGraph::build_nodes() {
       }
     }
   }
-
-  strace("s:n:ranks");
   int64_t n = p.mesh.num_ranks();
   prog_of_.assign(static_cast<size_t>(n), nullptr);
   code_of_.assign(static_cast<size_t>(n), nullptr);
@@ -266,8 +255,6 @@ void StageGraph::build_nodes() {
       if (t.placements) nd.placements = *t.placements;
     }
   });
-
-  strace("s:n:events");
   using Key = std::tuple<int64_t, int64_t, int64_t>;  // (src, dst, tag)
   std::map<Key, std::vector<int32_t>> sent, recvd;
   struct Member {
@@ -355,7 +342,6 @@ void StageGraph::build_stages() {
       k += '?';
     }
   }
-  strace("s:s:slices");
   std::vector<std::pair<int32_t, std::string>> order;
   for (const auto& [y, ns] : placed_on_) order.push_back({spec_node_of_.at(y), y});
   std::sort(order.begin(), order.end());

@@ -463,7 +463,6 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();
-    progress_start(nullptr, "proved");
 
     // Spread over processes: every process learns the totals and every stage's numbers.
     if (shards > 1) {

@@ -128,10 +128,22 @@ const char* kDtypes = "f32, bf16, f64, i64, i1";
 const char* kRoles =
     "param, data, label, mask, opt_state, loss, grad, updated_param, updated_state, other";
 
-// Where an element sits, for messages: the program (or "(spec)") and the op path.
+// Where an element sits, for messages: the program (or "(spec)") and the op
+// path. The path is text only when a message needs it: building it for every
+// op of a large plan cost more than reading the op.
 struct Where {
   std::string program;
-  std::string op;
+  const Where* parent = nullptr;   // the enclosing op (for a region) or region (for an op)
+  const proto::Op* op = nullptr;   // this op; nullptr for a program or a region
+  int index = 0, line = 0;         // the op's position and source line
+  int region = -1;                 // for a region: its index in the parent op
+
+  std::string op_path() const {
+    if (op == nullptr) return parent ? parent->op_path() + ", region " + std::to_string(region) : "";
+    std::string self = "#" + std::to_string(index) + " " + op_label(*op) + at_line(line);
+    std::string base = parent ? parent->op_path() : "";
+    return base.empty() ? self : base + ", " + self;
+  }
 };
 
 class Reader {
@@ -157,29 +169,33 @@ class Reader {
 
  private:
   [[noreturn]] void fail(const Where& w, const std::string& msg) const {
-    throw ir::InvalidInput(ir::Diag{file_, w.program, w.op, "", msg});
+    throw ir::InvalidInput(ir::Diag{file_, w.program, w.op_path(), "", msg});
   }
 
   // Expressions are immutable and shared: a text seen before (a generated
   // 126-layer plan repeats a few hundred distinct ones over a million times)
   // is parsed once and its nodes shared.
-  ir::DimExpr dim(const std::string& text, const Where& w, const std::string& what) const {
+  // `what()` names the element in a message; it is called only on failure.
+  template <class What>
+  ir::DimExpr dim(const std::string& text, const Where& w, const What& what) const {
     if (auto it = dims_.find(text); it != dims_.end()) return it->second;
     try {
       return dims_.emplace(text, ir::DimExpr::parse(text)).first->second;
     } catch (const ir::InvalidInput& e) {
-      fail(w, what + ": " + e.diag().message);
+      fail(w, what() + ": " + e.diag().message);
     }
   }
 
-  ir::TensorType type(const proto::TensorType& m, const Where& w, const std::string& what) const {
+  template <class What>
+  ir::TensorType type(const proto::TensorType& m, const Where& w, const What& what) const {
     ir::TensorType t;
     auto dt = ir::parse_dtype(m.dtype());
     if (!dt)
-      fail(w, what + ": unknown dtype " + quoted(m.dtype()) + " (expected one of " + kDtypes + ")");
+      fail(w, what() + ": unknown dtype " + quoted(m.dtype()) + " (expected one of " + kDtypes + ")");
     t.dtype = *dt;
+    t.shape.reserve(static_cast<size_t>(m.shape_size()));
     for (int i = 0; i < m.shape_size(); ++i)
-      t.shape.push_back(dim(m.shape(i), w, what + ": dim " + std::to_string(i)));
+      t.shape.push_back(dim(m.shape(i), w, [&] { return what() + ": dim " + std::to_string(i); }));
     return t;
   }
 
@@ -201,12 +217,13 @@ class Reader {
     ir::Graph g;
     for (int i = 0; i < m.inputs_size(); ++i) {
       const auto& v = m.inputs(i);
-      std::string what = "input #" + std::to_string(i) + " " + quoted(v.name()) +
-                         at_line(line_of(loc, inputs_f, i));
-      if (v.name().empty()) fail(w, what + ": empty name");
-      if (!v.has_type()) fail(w, what + ": no type (every graph input needs a dtype and a shape)");
+      auto what = [&] {
+        return "input #" + std::to_string(i) + " " + quoted(v.name()) + at_line(line_of(loc, inputs_f, i));
+      };
+      if (v.name().empty()) fail(w, what() + ": empty name");
+      if (!v.has_type()) fail(w, what() + ": no type (every graph input needs a dtype and a shape)");
       if (!g.types.emplace(v.name(), type(v.type(), w, what)).second)
-        fail(w, what + ": duplicate input name");
+        fail(w, what() + ": duplicate input name");
       g.inputs.push_back(v.name());
     }
     g.outputs.assign(m.outputs().begin(), m.outputs().end());
@@ -216,7 +233,8 @@ class Reader {
     return g;
   }
 
-  ir::Attr attr(const proto::Attr& m, const Where& w, const std::string& what) const {
+  template <class What>
+  ir::Attr attr(const proto::Attr& m, const Where& w, const What& what) const {
     switch (m.value_case()) {
       case proto::Attr::kF:
         // NaN payloads and signs do not survive the text format; keep one NaN.
@@ -229,7 +247,7 @@ class Reader {
       case proto::Attr::kInts: {
         ir::Dims v;
         for (int k = 0; k < m.ints().v_size(); ++k)
-          v.push_back(dim(m.ints().v(k), w, what + " [" + std::to_string(k) + "]"));
+          v.push_back(dim(m.ints().v(k), w, [&] { return what() + " [" + std::to_string(k) + "]"; }));
         return v;
       }
       case proto::Attr::kStrings:
@@ -242,9 +260,9 @@ class Reader {
       case proto::Attr::kCoords: {
         ir::Coords v;
         for (const auto& e : m.coords().entry()) {
-          std::string ewhat = what + " axis " + quoted(e.axis());
-          if (e.axis().empty()) fail(w, what + ": a coordinate has an empty axis name");
-          if (v.count(e.axis())) fail(w, ewhat + ": duplicate axis");
+          auto ewhat = [&] { return what() + " axis " + quoted(e.axis()); };
+          if (e.axis().empty()) fail(w, what() + ": a coordinate has an empty axis name");
+          if (v.count(e.axis())) fail(w, ewhat() + ": duplicate axis");
           v.emplace(e.axis(), dim(e.expr(), w, ewhat));
         }
         return v;
@@ -252,14 +270,12 @@ class Reader {
       case proto::Attr::VALUE_NOT_SET:
         break;
     }
-    fail(w, what + ": no value (set one of f, s, i, ints, strings, groups, coords)");
+    fail(w, what() + ": no value (set one of f, s, i, ints, strings, groups, coords)");
   }
 
   ir::Op op(const proto::Op& m, int index, const LocTree* loc, int line, const Where& parent,
             int depth, ir::Graph& g) {
-    Where w = parent;
-    std::string self = "#" + std::to_string(index) + " " + op_label(m) + at_line(line);
-    w.op = parent.op.empty() ? self : parent.op + ", " + self;
+    Where w{parent.program, &parent, &m, index, line, -1};
     if (++ops_ > kMaxOps) fail(w, "more than " + std::to_string(kMaxOps) + " ops in the file");
     if (m.kind().empty()) fail(w, "op has no kind");
 
@@ -269,9 +285,9 @@ class Reader {
     o.results.assign(m.results().begin(), m.results().end());
     o.line = line;
     for (const auto& a : m.attrs()) {
-      std::string what = "attribute " + quoted(a.name());
+      auto what = [&] { return "attribute " + quoted(a.name()); };
       if (a.name().empty()) fail(w, "an attribute has an empty name");
-      if (o.attrs.count(a.name())) fail(w, what + ": duplicate attribute");
+      if (o.attrs.count(a.name())) fail(w, what() + ": duplicate attribute");
       o.attrs.emplace(a.name(), attr(a, w, what));
     }
     if (m.result_types_size() > 0) {
@@ -279,7 +295,7 @@ class Reader {
         fail(w, std::to_string(m.result_types_size()) + " result_types for " +
                     std::to_string(m.results_size()) + " results (give none or one per result)");
       for (int k = 0; k < m.result_types_size(); ++k) {
-        ir::TensorType t = type(m.result_types(k), w, "result type of " + quoted(m.results(k)));
+        ir::TensorType t = type(m.result_types(k), w, [&] { return "result type of " + quoted(m.results(k)); });
         // A second definition of a name is the validator's to report; keep the first.
         g.types.emplace(m.results(k), std::move(t));
       }
@@ -288,7 +304,7 @@ class Reader {
       fail(w, "regions nested deeper than " + std::to_string(kMaxRegionDepth) + " levels");
     const auto* regions_f = field(proto::Op::descriptor(), proto::Op::kRegionsFieldNumber);
     for (int r = 0; r < m.regions_size(); ++r) {
-      Where rw{w.program, w.op + ", region " + std::to_string(r)};
+      Where rw{w.program, &w, nullptr, 0, 0, r};
       o.regions.push_back(graph(m.regions(r), nested(loc, regions_f, r), rw, depth + 1));
     }
     return o;
@@ -296,18 +312,18 @@ class Reader {
 
   ir::Spec spec(const proto::Spec& m, const LocTree* loc) {
     const auto* d = proto::Spec::descriptor();
-    Where w{"(spec)", ""};
+    Where w{"(spec)"};
     ir::Spec s;
     s.name = m.name();
     s.dims = bindings(m.dims(), w, "spec dims");
     s.graph = graph(m.graph(), nested(loc, field(d, proto::Spec::kGraphFieldNumber), -1), w, 0);
     for (const auto& e : m.roles()) {
-      std::string what = "role of " + quoted(e.value());
+      auto what = [&] { return "role of " + quoted(e.value()); };
       if (e.value().empty()) fail(w, "a role entry has an empty value name");
       auto r = ir::parse_role(e.role());
       if (!r)
-        fail(w, what + ": unknown role " + quoted(e.role()) + " (expected one of " + kRoles + ")");
-      if (!s.roles.emplace(e.value(), *r).second) fail(w, what + ": given twice");
+        fail(w, what() + ": unknown role " + quoted(e.role()) + " (expected one of " + kRoles + ")");
+      if (!s.roles.emplace(e.value(), *r).second) fail(w, what() + ": given twice");
     }
     return s;
   }
@@ -336,7 +352,7 @@ class Reader {
     const auto* graph_f = field(proto::Program::descriptor(), proto::Program::kGraphFieldNumber);
     for (int i = 0; i < m.programs_size(); ++i) {
       const auto& pm = m.programs(i);
-      Where w{pm.name().empty() ? "#" + std::to_string(i) : pm.name(), ""};
+      Where w{pm.name().empty() ? "#" + std::to_string(i) : pm.name()};
       ir::Program prog;
       prog.name = pm.name();
       for (const auto& av : pm.ranks()) {
@@ -355,9 +371,11 @@ class Reader {
     const auto* placements_f = field(d, proto::Plan::kPlacementsFieldNumber);
     for (int i = 0; i < m.placements_size(); ++i) {
       const auto& pm = m.placements(i);
-      Where w{pm.program(), ""};
-      std::string what = "placement #" + std::to_string(i) + " (" + quoted(pm.value()) + " -> " +
-                         quoted(pm.spec_value()) + ")" + at_line(line_of(loc, placements_f, i));
+      Where w{pm.program()};
+      auto what = [&] {
+        return "placement #" + std::to_string(i) + " (" + quoted(pm.value()) + " -> " + quoted(pm.spec_value()) +
+               ")" + at_line(line_of(loc, placements_f, i));
+      };
       ir::Placement pl;
       pl.program = pm.program();
       pl.value = pm.value();
@@ -368,12 +386,12 @@ class Reader {
       } else if (pm.kind() == "partial") {
         pl.kind = ir::PlacementKind::partial;
       } else {
-        fail(w, what + ": unknown kind " + quoted(pm.kind()) + " (expected region or partial)");
+        fail(w, what() + ": unknown kind " + quoted(pm.kind()) + " (expected region or partial)");
       }
       for (int k = 0; k < pm.region_size(); ++k) {
-        std::string rwhat = what + ": region dim " + std::to_string(k);
-        pl.region.push_back(ir::Range{dim(pm.region(k).offset(), w, rwhat + " offset"),
-                                      dim(pm.region(k).size(), w, rwhat + " size")});
+        auto rwhat = [&] { return what() + ": region dim " + std::to_string(k); };
+        pl.region.push_back(ir::Range{dim(pm.region(k).offset(), w, [&] { return rwhat() + " offset"; }),
+                                      dim(pm.region(k).size(), w, [&] { return rwhat() + " size"; })});
       }
       pl.axes.assign(pm.axes().begin(), pm.axes().end());
       p.placements.push_back(std::move(pl));
