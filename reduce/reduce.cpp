@@ -386,22 +386,30 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
     }
     return &s;
   };
-  std::vector<std::tuple<double, std::string, const ir::Op*, std::string>>
-      lits;  // (value, where, spec op it copies, attribute)
+  // A literal: its value, where it sits (its text is built only for a pin),
+  // the spec op it copies and its attribute.
+  struct Lit {
+    double value;
+    const std::string* program;  // nullptr: the spec
+    const ir::Op* op;
+    const ir::Op* shared;
+    const std::string* key;
+    std::string where() const {
+      return (program ? "program " + *program + " op " : std::string("spec op ")) + op->label() + " attribute " + *key;
+    }
+  };
+  std::vector<Lit> lits;
   for (const auto& prog : c.plan.programs)
     walk_ops(prog.graph, [&](const ir::Op& op) {
       const ir::Op* m = mirror_of(op);
       if (m) copied.insert(m);
       for (const auto& [k, a] : op.attrs)
-        if (auto* x = std::get_if<double>(&a))
-          lits.emplace_back(*x, "program " + prog.name + " op " + op.label() + " attribute " + k,
-                            m, k);
+        if (auto* x = std::get_if<double>(&a)) lits.push_back(Lit{*x, &prog.name, &op, m, &k});
     });
   walk_ops(c.spec->graph, [&](const ir::Op& op) {
     const ir::Op* m = copied.count(&op) ? &op : nullptr;
     for (const auto& [k, a] : op.attrs)
-      if (auto* x = std::get_if<double>(&a))
-        lits.emplace_back(*x, "spec op " + op.label() + " attribute " + k, m, k);
+      if (auto* x = std::get_if<double>(&a)) lits.push_back(Lit{*x, nullptr, &op, m, &k});
   });
   // The other direction: a literal equal to a size at its *reduced* value. A
   // plan that hard-codes the factor for 2 ranks (`scale 0.5` for 1/dp) is
@@ -413,9 +421,11 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
     std::map<std::string, double> now;  // every size at its reduced value
     for (const auto& [k, v] : all) now[k] = static_cast<double>(v);
     for (const auto& [k, v] : changed) now[k] = static_cast<double>(v.second);
-    for (const auto& [x, where, shared, key] : lits) {
+    for (const Lit& lit : lits) {
+      const double x = lit.value;
+      const std::string& key = *lit.key;
       double a = std::fabs(x);
-      if (shared || (key != "factor" && key != "value") || !std::isfinite(a) || a == 0 || a == 1) continue;
+      if (lit.shared || (key != "factor" && key != "value") || !std::isfinite(a) || a == 0 || a == 1) continue;
       for (const auto& [s, v] : changed) {
         std::vector<std::pair<double, std::string>> qs2{{now[s], s + "=" + std::to_string(v.second)}};
         for (const auto& [y, yv] : now)
@@ -428,14 +438,16 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
             if (std::fabs(a - t) <= 1e-9 * t) {
               char buf[64];
               std::snprintf(buf, sizeof buf, "%.17g", x);
-              pins.emplace(s, "the literal " + std::string(buf) + " in " + where + " equals " + f + " at the reduced " +
+              pins.emplace(s, "the literal " + std::string(buf) + " in " + lit.where() + " equals " + f + " at the reduced " +
                                   text + "; a plan that hard-codes it would look right there only");
             }
         }
       }
     }
   }
-  for (const auto& [x, where, model_constant, key] : lits) {
+  for (const Lit& lit : lits) {
+    const double x = lit.value;
+    const bool model_constant = lit.shared != nullptr;
     double a = std::fabs(x);
     // 0, 1, 2 and 1/2 are everywhere (exponents, GELU, halves of rotary
     // dims) and a size of 2 is never reduced, so they pin nothing.
@@ -448,7 +460,7 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
         if (std::fabs(a - t) <= 1e-9 * t && !(q.product && std::string(f) == "1/sqrt(q)")) {
           char buf[64];
           std::snprintf(buf, sizeof buf, "%.17g", x);
-          pin(q, buf, f, where);
+          pin(q, buf, f, lit.where());
         }
     }
   }
