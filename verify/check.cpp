@@ -7,6 +7,8 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <memory>
+#include <unordered_map>
 #include <random>
 #include <set>
 #include <thread>
@@ -107,17 +109,29 @@ struct Instance {
   size_t placement;
   int64_t rank;
   std::string iter;
-  ir::Bindings b;  // rank bindings + loop indices
-  std::string op;  // the op that defined the value
-  size_t seq;      // program position: orders instances so the first failure is the earliest
+  std::shared_ptr<const ir::Bindings> b;  // rank bindings + loop indices, shared by the iteration's instances
+  const ir::Op* def;  // the op that defined the value; nullptr for a loop result or a program input
+  bool loop_result;
+  size_t seq;  // program position: orders instances so the first failure is the earliest
   Tensor<S> value;
+
+  // Names the defining op in a counterexample (written only for one).
+  std::string op() const { return def ? def->label() : loop_result ? "loop result" : "program input"; }
 };
 
 struct Setup {
   const ir::Case& c;
   ir::Bindings dims;  // spec dims (plan dims agree)
   std::map<std::string, std::vector<int64_t>> spec_shapes;
-  std::map<std::pair<std::string, std::string>, std::vector<size_t>> placements_of;  // (program, value) -> placements
+  // program -> value -> placements (looked up for every value every rank defines)
+  std::unordered_map<std::string, std::unordered_map<std::string, std::vector<size_t>>> placements_of;
+
+  const std::vector<size_t>* placements(const std::string& program, const std::string& value) const {
+    auto p = placements_of.find(program);
+    if (p == placements_of.end()) return nullptr;
+    auto v = p->second.find(value);
+    return v == p->second.end() ? nullptr : &v->second;
+  }
 };
 
 template <class S, class D>
@@ -125,10 +139,16 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
   const ir::Plan& p = st.c.plan;
   std::vector<Instance<S>> out;
   ir::PlanRunner<D> runner(p, dom);
+  // The bindings of the iteration the last recorded value was defined in.
+  int64_t last_rank = -1;
+  std::string last_iter;
+  std::shared_ptr<const ir::Bindings> last_b;
   runner.run(
       [&](int64_t rank, const ir::Program& prog, const std::string& name) -> Tensor<S> {
-        auto it = st.placements_of.find({prog.name, name});
-        for (size_t idx : it->second) {
+        const std::vector<size_t>* placed = st.placements(prog.name, name);
+        if (!placed)
+          throw ir::InvalidInput(ir::Diag{"", prog.name, "", p.mesh.rank_str(rank), "input '" + name + "' has no placement"});
+        for (size_t idx : *placed) {
           const ir::Placement& pl = p.placements[idx];
           if (pl.kind != ir::PlacementKind::region) continue;
           ir::Bindings b = p.rank_bindings(rank);
@@ -144,13 +164,18 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
                                         "input '" + name + "' has only partial placements; inputs need a region placement"});
       },
       [&](int64_t rank, const ir::Program& prog, const std::string& name, const ir::Instr& ins, const Tensor<S>& v) {
-        auto it = st.placements_of.find({prog.name, name});
-        if (it == st.placements_of.end()) return;
-        ir::Bindings b = p.rank_bindings(rank);
-        for (const auto& [k, x] : st.dims) b.emplace(k, x);
-        for (const auto& [k, x] : ins.loop) b[k] = x;
-        std::string op = ins.op ? ins.op->label() : (ins.kind == ir::Instr::bind ? "loop result" : "program input");
-        for (size_t idx : it->second) out.push_back(Instance<S>{idx, rank, ins.iter, b, op, ins.seq, v});
+        const std::vector<size_t>* placed = st.placements(prog.name, name);
+        if (!placed) return;
+        if (!last_b || rank != last_rank || last_iter != ins.iter) {
+          ir::Bindings b = p.rank_bindings(rank);
+          for (const auto& [k, x] : st.dims) b.emplace(k, x);
+          for (const auto& [k, x] : ins.loop) b[k] = x;
+          last_b = std::make_shared<const ir::Bindings>(std::move(b));
+          last_rank = rank;
+          last_iter = ins.iter;
+        }
+        for (size_t idx : *placed)
+          out.push_back(Instance<S>{idx, rank, ins.iter, last_b, ins.op, ins.kind == ir::Instr::bind, ins.seq, v});
       });
   // Earliest program position first, then rank: deterministic and causal.
   std::stable_sort(out.begin(), out.end(), [](const Instance<S>& a, const Instance<S>& b) {
@@ -227,7 +252,7 @@ class Checker {
     ir::validate_spec(spec, file_, sd, &stypes);
     for (const auto& [name, t] : stypes) st.spec_shapes[name] = ir::concrete_shape(t, st.dims);
     for (size_t i = 0; i < c_.plan.placements.size(); ++i)
-      st.placements_of[{c_.plan.placements[i].program, c_.plan.placements[i].value}].push_back(i);
+      st.placements_of[c_.plan.placements[i].program][c_.plan.placements[i].value].push_back(i);
 
     // Spec inputs as variables.
     auto ranges = id_ranges(spec, stypes, st.dims);
@@ -449,7 +474,7 @@ class Checker {
       std::vector<std::string> axes = pl.axes;
       std::sort(axes.begin(), axes.end());
       std::vector<int64_t> off;
-      for (const auto& d : pl.region) off.push_back(d.offset.eval(inst[i].b));
+      for (const auto& d : pl.region) off.push_back(d.offset.eval(*inst[i].b));
       return PartialKey{pl.spec_value, axes, inst[i].iter, c, off};
     };
     for (size_t i = 0; i < inst.size(); ++i) {
@@ -506,7 +531,7 @@ class Checker {
       const ir::Placement& pl = p.placements[first.placement];
       const auto& spec_t = spec_env.at(pl.spec_value);
       auto idx = first.value.index_of(e);
-      for (size_t k = 0; k < pl.region.size(); ++k) idx[k] += pl.region[k].offset.eval(first.b);
+      for (size_t k = 0; k < pl.region.size(); ++k) idx[k] += pl.region[k].offset.eval(*first.b);
       long double plan = 0;
       for (size_t m : groups[gi]) plan += inst[m].value.data[static_cast<size_t>(e)];
       // In the run's own precision (a value past double's range stays finite in extended).
@@ -576,14 +601,14 @@ class Checker {
       c.program = pl.program;
       c.value = pl.value;
       c.spec_value = pl.spec_value;
-      c.op = first.op;
+      c.op = first.op();
       c.rank = p.mesh.rank_str(first.rank);
       c.rank_id = first.rank;
       if (groups[g].size() > 1) c.rank += " (summed over " + std::to_string(groups[g].size()) + " ranks)";
       c.iter = first.iter;
       c.plan_index = first.value.index_of(e);
       c.spec_index = c.plan_index;
-      for (size_t d = 0; d < pl.region.size(); ++d) c.spec_index[d] += pl.region[d].offset.eval(first.b);
+      for (size_t d = 0; d < pl.region.size(); ++d) c.spec_index[d] += pl.region[d].offset.eval(*first.b);
       if (at_hint) {
         // The stage's terms, over the placed values the stage reads (each
         // taken equal to its spec region).
@@ -624,7 +649,7 @@ class Checker {
       if (se == spec_env.end()) continue;  // validated: cannot happen
       const Tensor<TermId>& sv = se->second;
       std::vector<int64_t> off(sv.rank(), 0);
-      for (size_t k = 0; k < pl.region.size(); ++k) off[k] = pl.region[k].offset.eval(first.b);
+      for (size_t k = 0; k < pl.region.size(); ++k) off[k] = pl.region[k].offset.eval(*first.b);
       auto cov = covered.find(pl.spec_value);
       for (int64_t e = 0; e < first.value.size(); ++e) {
         auto idx = first.value.index_of(e);
@@ -684,7 +709,7 @@ class Checker {
     c.program = p.program;
     c.value = p.value;
     c.spec_value = p.spec_value;
-    c.op = in.op;
+    c.op = in.op();
     c.rank = c_.plan.mesh.rank_str(in.rank);
     c.rank_id = in.rank;
     if (o.members.size() > 1) c.rank += " (summed over " + std::to_string(o.members.size()) + " ranks)";
