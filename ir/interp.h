@@ -127,6 +127,9 @@ std::map<std::string, Tensor<typename D::S>> run_graph(
     D& d, const Graph& g, const Bindings& b, std::map<std::string, Tensor<typename D::S>> env,
     const std::function<void(const std::string&, const Instr&, const Tensor<typename D::S>&)>& on_value = {}) {
   using T = Tensor<typename D::S>;
+  Bindings lb;
+  std::string lb_iter;
+  bool have_lb = false;
   for (const Instr& ins : flatten(g, b)) {
     if (ins.kind == Instr::bind) {
       std::vector<T> vals;
@@ -137,14 +140,19 @@ std::map<std::string, Tensor<typename D::S>> run_graph(
       }
       continue;
     }
-    Bindings lb = b;
-    for (const auto& [k, v] : ins.loop) lb[k] = v;
+    // Loop indices join the bindings once per iteration, not per instruction.
+    if (!ins.loop.empty() && (!have_lb || lb_iter != ins.iter)) {
+      lb = b;
+      for (const auto& [k, v] : ins.loop) lb[k] = v;
+      lb_iter = ins.iter;
+      have_lb = true;
+    }
     std::vector<const T*> in;
     for (const auto& o : ins.op->operands) in.push_back(&env.at(o));
-    auto res = eval_local(d, *ins.op, in, lb);
+    auto res = eval_local(d, *ins.op, in, ins.loop.empty() ? b : lb);
     for (size_t i = 0; i < res.size(); ++i) {
-      env[ins.op->results[i]] = std::move(res[i]);
-      if (on_value) on_value(ins.op->results[i], ins, env[ins.op->results[i]]);
+      auto it = env.insert_or_assign(ins.op->results[i], std::move(res[i])).first;
+      if (on_value) on_value(ins.op->results[i], ins, it->second);
     }
   }
   return env;
@@ -205,12 +213,21 @@ class PlanRunner {
     Bindings b;
     std::map<std::string, T> env;
     bool arrived = false;
+    // The bindings of the iteration running now (`iter` names it): built once
+    // per iteration, not per instruction.
+    Bindings cur;
+    std::string cur_iter;
+    bool have_cur = false;
   };
 
-  Bindings bind(const State& s, const Instr& ins) const {
-    Bindings b = s.b;
-    for (const auto& [k, v] : ins.loop) b[k] = v;
-    return b;
+  const Bindings& bind(State& s, const Instr& ins) const {
+    if (!s.have_cur || s.cur_iter != ins.iter) {
+      s.cur = s.b;
+      for (const auto& [k, v] : ins.loop) s.cur[k] = v;
+      s.cur_iter = ins.iter;
+      s.have_cur = true;
+    }
+    return s.cur;
   }
 
   std::vector<int64_t> group_of(int64_t rank, const Op& op) const {
@@ -229,8 +246,8 @@ class PlanRunner {
 
   void define(std::vector<State>& st, int64_t r, const std::string& name, T v, const Instr& ins, const ValueFn& on_value) {
     State& s = st[static_cast<size_t>(r)];
-    s.env[name] = std::move(v);
-    if (on_value) on_value(r, *s.prog, name, ins, s.env[name]);
+    auto it = s.env.insert_or_assign(name, std::move(v)).first;
+    if (on_value) on_value(r, *s.prog, name, ins, it->second);
   }
 
   bool advance(std::vector<State>& st, int64_t r, const ValueFn& on_value) {
@@ -247,7 +264,7 @@ class PlanRunner {
         continue;
       }
       const Op& op = *ins.op;
-      Bindings b = bind(s, ins);
+      const Bindings& b = bind(s, ins);
       if (op.kind == "send") {
         int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
         mail_[{r, peer_of(r, op, b), tag}].push_back(s.env.at(op.operands[0]));

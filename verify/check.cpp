@@ -524,18 +524,28 @@ class Checker {
                                             const std::map<std::string, Tensor<TermId>>& sym_in,
                                             const std::vector<std::vector<double>>& points) {
     const ir::Plan& p = c_.plan;
-    // (spec, plan) of element `e` of obligation group `gi`.
-    auto value_at = [&](const auto& run, const std::vector<std::vector<size_t>>& groups, size_t gi, int64_t e) {
+    // Obligation group `gi` of a run: its spec tensor and region offsets,
+    // looked up once per group rather than per element.
+    auto view = [&](const auto& run, const std::vector<std::vector<size_t>>& groups, size_t gi) {
       const auto& [spec_env, inst] = run;
       const auto& first = inst[groups[gi][0]];
       const ir::Placement& pl = p.placements[first.placement];
-      const auto& spec_t = spec_env.at(pl.spec_value);
-      auto idx = first.value.index_of(e);
-      for (size_t k = 0; k < pl.region.size(); ++k) idx[k] += pl.region[k].offset.eval(*first.b);
+      std::vector<int64_t> off(pl.region.size());
+      for (size_t k = 0; k < pl.region.size(); ++k) off[k] = pl.region[k].offset.eval(*first.b);
+      return std::make_pair(&spec_env.at(pl.spec_value), std::move(off));
+    };
+    // (spec, plan) of element `e` of group `group`, seen through `v`.
+    auto value_in = [&](const auto& run, const std::vector<size_t>& group, const auto& v, int64_t e) {
+      const auto& inst = run.second;
+      auto idx = inst[group[0]].value.index_of(e);
+      for (size_t k = 0; k < v.second.size(); ++k) idx[k] += v.second[k];
       long double plan = 0;
-      for (size_t m : groups[gi]) plan += inst[m].value.data[static_cast<size_t>(e)];
+      for (size_t m : group) plan += inst[m].value.data[static_cast<size_t>(e)];
       // In the run's own precision (a value past double's range stays finite in extended).
-      return std::pair<long double, long double>{spec_t.data[static_cast<size_t>(spec_t.flat(idx))], plan};
+      return std::pair<long double, long double>{v.first->data[static_cast<size_t>(v.first->flat(idx))], plan};
+    };
+    auto value_at = [&](const auto& run, const std::vector<std::vector<size_t>>& groups, size_t gi, int64_t e) {
+      return value_in(run, groups[gi], view(run, groups, gi), e);
     };
     // With a spare core the extended-precision run of a point goes alongside
     // the double one, so confirming a divergence costs no extra time.
@@ -567,14 +577,16 @@ class Checker {
           auto [a, b] = value_at(run, groups, gi, hint_->elem);
           if (diverges(a, b)) g = gi, e = hint_->elem, at_hint = true;
         }
-      for (size_t gi = 0; gi < groups.size() && e < 0; ++gi)
+      for (size_t gi = 0; gi < groups.size() && e < 0; ++gi) {
+        const auto v = view(run, groups, gi);
         for (int64_t x = 0; x < run.second[groups[gi][0]].value.size(); ++x) {
-          auto [a, b] = value_at(run, groups, gi, x);
+          auto [a, b] = value_in(run, groups[gi], v, x);
           if (diverges(a, b)) {
             g = gi, e = x;
             break;
           }
         }
+      }
       // Re-check that element in extended precision (same instances, same
       // order); with none over the tolerance, look for a difference below it
       // that is stable between the two precisions (as the symbolic check's
@@ -583,15 +595,18 @@ class Checker {
       auto groups2 = group_instances(again.second);
       if (groups2 != groups) continue;
       bool stable = false;
-      for (size_t gi = 0; gi < groups.size() && e < 0; ++gi)
+      for (size_t gi = 0; gi < groups.size() && e < 0; ++gi) {
+        const auto v = view(run, groups, gi);
+        const auto v2 = view(again, groups2, gi);
         for (int64_t x = 0; x < run.second[groups[gi][0]].value.size(); ++x) {
-          auto [sd, pd] = value_at(run, groups, gi, x);
-          auto [sl, pl] = value_at(again, groups2, gi, x);
+          auto [sd, pd] = value_in(run, groups[gi], v, x);
+          auto [sl, pl] = value_in(again, groups2[gi], v2, x);
           if (differs_stably(static_cast<double>(sd), static_cast<double>(pd), sl, pl)) {
             g = gi, e = x, stable = true;
             break;
           }
         }
+      }
       if (e < 0) continue;
       auto [sv2, pv2] = value_at(again, groups2, g, e);
       if (!stable && !diverges(sv2, pv2)) continue;
