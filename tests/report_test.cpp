@@ -190,6 +190,17 @@ TEST_F(ReportTest, JunitVerifiedHasNoFailures) {
   EXPECT_SCHEMA_VALID(check_junit(path("r.xml")));
 }
 
+// Every phase has its time, reading the input included (it is most of a
+// large verified plan's time and was missing).
+TEST_F(ReportTest, JsonTimingsCoverEveryPhase) {
+  Proc r = parity("verify " + kGood + " --json " + path("r.json"));
+  ASSERT_EQ(r.rc, 0) << r.out;
+  json t = read_json("r.json")["timings"];
+  for (const char* k : {"read", "validate_and_reduce", "stage_build", "stage_prove", "whole_check"})
+    EXPECT_TRUE(t.contains(k) && t[k].is_number()) << k << " in " << t.dump();
+  EXPECT_GT(t["read"].get<double>(), 0.0);
+}
+
 TEST_F(ReportTest, JunitInvalidHasAFailingValidationTestcase) {
   Proc r = parity("verify tests/malformed/matmul_inner_dims.pbtxt --junit " + path("r.xml"));
   ASSERT_EQ(r.rc, 2) << r.out;

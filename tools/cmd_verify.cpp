@@ -96,11 +96,14 @@ verify::Verdict load_and_verify(const std::vector<std::string>& files,
                                 const verify::VerifyOptions& opt, ir::Case& c) {
   verify::Verdict v;
   try {
+    auto t0 = std::chrono::steady_clock::now();
     c = load_case(files);
+    double read_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ProgressLine progress(files_label(files));
     verify::VerifyOptions o = opt;
     o.progress = progress.sink();
     v = verify::verify_case(c, files_label(files), o);
+    v.read_seconds = read_s;
   } catch (const ir::InvalidInput& e) {  // unreadable input still gets a report
     v.kind = verify::VerdictKind::invalid;
     v.reason = e.what();

@@ -85,6 +85,7 @@ struct Verdict {
   // Where the time went: validation and reduction, building the stages,
   // proving them, and the whole-plan check (when it ran).
   double reduce_seconds = 0, stage_build_seconds = 0, stage_prove_seconds = 0, whole_seconds = 0;
+  double read_seconds = 0;  // reading and converting the input (set by the caller that read it)
 };
 
 Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt);
