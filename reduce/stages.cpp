@@ -619,11 +619,21 @@ void StageGraph::key_of(const Stage& s, std::string& k) const {
     k += '|';
   }
   for (int32_t id : s.plan_nodes) {
-    plan_local.add(id);
     const Node& nd = nodes_[static_cast<size_t>(id)];
     // A bind copies its operand; which carry slot it fills is bookkeeping.
     const bool copy = nd.instr >= 0 && instr(nd).kind == ir::Instr::bind;
-    k += 'n';
+    // A seed that is also computed here (an obligation member another member
+    // reads) keeps the number it has as an input, and says which: numbers
+    // are otherwise implied by the order of entries, and an entry that takes
+    // none must be told apart from one that does.
+    if (int64_t seeded = plan_local.find(id); seeded >= 0) {
+      k += 'N';
+      put(k, seeded);
+      k += ':';
+    } else {
+      plan_local.add(id);
+      k += 'n';
+    }
     put(k, rk(nd.rank));
     attrs_key(k, nd);
     if (!copy) {

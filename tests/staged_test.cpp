@@ -4,10 +4,12 @@
 
 #include "corpus/bugs.h"
 #include "corpus/generator.h"
+#include "reduce/stages.h"
 #include "verify/check.h"
 
 #include <algorithm>
 #include <set>
+#include <string>
 
 using namespace parity;
 
@@ -21,6 +23,33 @@ corpus::GenOptions plan() {
   o.mb = 2;
   o.layers = 4;
   return o;
+}
+
+// A partial sum placed on the spec value its allreduce computes is a seed of
+// that stage (the allreduce reads it) and an obligation member (it is computed
+// there too). Its second entry in the key must name the position it already
+// has: keys number values by the order of their entries, and an unmarked
+// second entry would shift every later number, so one key could stand for
+// two stages that read different values.
+TEST(StageKeys, AValueSeededAndComputedInOneStageIsNamedNotRenumbered) {
+  corpus::GenOptions o = plan();
+  o.dp = 1;
+  ir::Case c = corpus::generate(o);
+  reduce::StageGraph g(c, 1);
+  size_t both = 0;
+  for (const auto& st : g.stages()) {
+    std::set<int32_t> seeds(st.plan_inputs.begin(), st.plan_inputs.end());
+    for (int32_t id : st.plan_nodes) {
+      if (!seeds.count(id)) continue;
+      ++both;
+      // Its position among the seeds, as the key's reference.
+      size_t pos = 0;
+      while (st.plan_inputs[pos] != id) ++pos;
+      EXPECT_NE(st.key->find("|N" + std::to_string(pos) + ":"), std::string::npos)
+          << st.spec_value << ": " << st.key->substr(0, 400);
+    }
+  }
+  EXPECT_GT(both, 0u) << "the case has no stage where a seed is also computed";
 }
 
 TEST(StagedThreads, SameResultOnOneAndFourThreads) {
