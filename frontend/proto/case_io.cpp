@@ -133,7 +133,9 @@ const pb::FieldDescriptor* find_bad_utf8(const pb::Message& m) {
 }
 
 ir::Case parse_text(const std::string& bytes, const std::string& name) {
-  proto::Case m;
+  // On an arena, as the binary reader: a large plan is millions of small messages.
+  pb::Arena arena;
+  proto::Case& m = *pb::Arena::CreateMessage<proto::Case>(&arena);
   FirstError errors;
   pb::TextFormat::ParseInfoTree locations;
   pb::TextFormat::Parser parser;
