@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <set>
 
 #include "ir/parallel.h"
@@ -38,8 +39,10 @@ void loop_vars(const Graph& g, const Bindings& b, std::map<std::string, int64_t>
 
 // Bindings of every `$` symbol in `exprs` over the mesh and the program's loop
 // indices (placements are rank-parametric and may be per microbatch).
+// `b` holds the base bindings; the `$` symbols are set in it for each call and
+// removed afterwards (one copy for all placements rather than one each).
 void for_each_rank_binding(const Plan& p, const std::map<std::string, int64_t>& loops,
-                           const std::vector<DimExpr>& exprs, const Bindings& base,
+                           const std::vector<DimExpr>& exprs, Bindings& b,
                            const std::function<void(const Bindings&)>& fn) {
   std::set<std::string> syms;
   for (const auto& e : exprs) e.symbols(syms);
@@ -65,7 +68,6 @@ void for_each_rank_binding(const Plan& p, const std::map<std::string, int64_t>& 
       }
       ranges.push_back({s, vals});
     }
-  Bindings b = base;
   std::function<void(size_t)> rec = [&](size_t k) {
     if (k == ranges.size()) return fn(b);
     for (int64_t v : ranges[k].second) {
@@ -73,7 +75,17 @@ void for_each_rank_binding(const Plan& p, const std::map<std::string, int64_t>& 
       rec(k + 1);
     }
   };
+  // Put back what the base held for these symbols (nothing, unless a dim is named like a coordinate).
+  std::vector<std::optional<int64_t>> saved;
+  for (const auto& [s, vals] : ranges) {
+    auto it = b.find(s);
+    saved.push_back(it == b.end() ? std::nullopt : std::optional<int64_t>(it->second));
+  }
   rec(0);
+  for (size_t k = 0; k < ranges.size(); ++k) {
+    if (saved[k]) b[ranges[k].first] = *saved[k];
+    else b.erase(ranges[k].first);
+  }
 }
 
 std::string coord_str(const Bindings& b) {
@@ -262,6 +274,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   if (spec)
     for (const auto& [k, v] : spec->dims)
       if (!spec_b.count(k)) spec_b[k] = v;
+  Bindings scratch = spec_b;  // spec_b plus the `$` symbols of one placement at a time
   for (const auto& pl : p.placements) {
     Diag d{file, pl.program, "", "", ""};
     auto err = [&](const std::string& m) {
@@ -315,7 +328,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       loop_vars(p.program(pl.program)->graph, sb, lv->second);
     }
     const std::map<std::string, int64_t>& loops = lv->second;
-    for_each_rank_binding(p, loops, exprs, sb, [&](const Bindings& rb) {
+    for_each_rank_binding(p, loops, exprs, scratch, [&](const Bindings& rb) {
       for (size_t k = 0; k < spec_t.rank() && !reported; ++k) {
         int64_t extent = spec_t.shape[k].eval(sb), plan_extent = plan_t.shape[k].eval(sb);
         int64_t off = 0, size = extent;
