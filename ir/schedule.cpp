@@ -107,19 +107,50 @@ struct Sim {
     return true;
   }
 
-  std::vector<int64_t> type_of(int64_t rank, const Op& op, bool sent) {
-    const TypeMap& t = types.at(prog_of[rank]->name);
-    const std::string& v = sent ? op.operands.at(0) : op.results.at(0);
-    auto it = t.find(v);
-    if (it == t.end()) return {};
-    Bindings b = p.rank_bindings(rank);
+  // The shape a rank sends (`sent`) or receives with `op`. Asked for every
+  // receive and every member of every collective, so the type is found once
+  // per op and a shape without coordinates evaluated once.
+  struct OpType {
+    const TensorType* type = nullptr;  // nullptr: the value has no known type
+    bool per_rank = false;             // its dims name a coordinate (`$tp`)
+    std::vector<int64_t> shape;        // evaluated, when not per rank
+  };
+  std::map<std::pair<const Op*, bool>, OpType> op_types{};
+  std::map<int64_t, Bindings> rank_b{};
+
+  std::vector<int64_t> eval_shape(const TensorType& t, const Bindings& b) const {
     std::vector<int64_t> s;
-    for (const auto& d : it->second.shape) {
+    for (const auto& d : t.shape) {
       int64_t x = -1;
       d.try_eval(b, x);
       s.push_back(x);
     }
     return s;
+  }
+
+  const Bindings& bindings_of(int64_t rank) {
+    auto it = rank_b.find(rank);
+    if (it == rank_b.end()) it = rank_b.emplace(rank, p.rank_bindings(rank)).first;
+    return it->second;
+  }
+
+  std::vector<int64_t> type_of(int64_t rank, const Op& op, bool sent) {
+    auto [it, fresh] = op_types.try_emplace({&op, sent});
+    OpType& ot = it->second;
+    if (fresh) {
+      // Every rank running `op` runs the same program, so its type is that program's.
+      const TypeMap& t = types.at(prog_of[rank]->name);
+      const std::string& v = sent ? op.operands.at(0) : op.results.at(0);
+      if (auto ti = t.find(v); ti != t.end()) {
+        ot.type = &ti->second;
+        std::set<std::string> syms;
+        for (const auto& d : ot.type->shape) d.symbols(syms);
+        for (const auto& x : syms) ot.per_rank |= !x.empty() && x[0] == '$';
+        if (!ot.per_rank) ot.shape = eval_shape(*ot.type, bindings_of(rank));
+      }
+    }
+    if (!ot.type) return {};
+    return ot.per_rank ? eval_shape(*ot.type, bindings_of(rank)) : ot.shape;
   }
 
   static std::string shape_str(const std::vector<int64_t>& s) {
