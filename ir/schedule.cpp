@@ -253,19 +253,29 @@ struct Sim {
     std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<const Event*>> mailbox;  // (src, dst, tag)
     std::map<int64_t, std::vector<int64_t>> waiting;  // group -> ranks arrived
     std::vector<bool> arrived(n, false);
+    // A rank that waits (for a message, or for its group to arrive) is
+    // skipped until a send to it or its group's completion wakes it: the
+    // sweeps then do what they did when every rank was retried, without the
+    // retries (a 126-layer L3 sweeps thousands of times over 8192 ranks).
+    std::vector<char> asleep(static_cast<size_t>(n), 0);
     bool progress = true;
     while (progress && !failed) {
       progress = false;
       for (int64_t r = 0; r < n && !failed; ++r) {
+        if (asleep[static_cast<size_t>(r)]) continue;
         while (pc[r] < events[r].size() && !failed) {
           const Event& e = events[r][pc[r]];
           if (e.kind == Event::send) {
             mailbox[{r, e.peer, e.tag}].push_back(&e);
+            if (e.peer >= 0 && e.peer < n) asleep[static_cast<size_t>(e.peer)] = 0;
             ++pc[r];
             progress = true;
           } else if (e.kind == Event::recv) {
             auto it = mailbox.find({e.peer, r, e.tag});
-            if (it == mailbox.end() || it->second.empty()) break;
+            if (it == mailbox.end() || it->second.empty()) {
+              asleep[static_cast<size_t>(r)] = 1;
+              break;
+            }
             const Event* s = it->second.front();
             it->second.pop_front();
             auto st = type_of(e.peer, *s->op, true), rt = type_of(r, *e.op, false);
@@ -279,7 +289,10 @@ struct Sim {
             arrived[r] = true;
             auto& w = waiting[e.group];
             w.push_back(r);
-            if (w.size() < groups[e.group].size()) break;
+            if (w.size() < groups[e.group].size()) {
+              asleep[static_cast<size_t>(r)] = 1;
+              break;
+            }
             // Everyone is here: they must all be issuing the same collective.
             auto shape0 = type_of(w[0], *events[w[0]][pc[w[0]]].op, true);
             for (int64_t q : w) {
@@ -293,6 +306,7 @@ struct Sim {
             }
             for (int64_t q : w) {
               arrived[q] = false;
+              asleep[static_cast<size_t>(q)] = 0;
               ++pc[q];
             }
             w.clear();
