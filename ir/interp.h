@@ -25,6 +25,27 @@ struct Instr {
 // Unrolls `g`; loop counts are evaluated under `b`.
 std::vector<Instr> flatten(const Graph& g, const Bindings& b);
 
+// The bindings an instruction runs under: `base` plus its loop indices. Built
+// once per loop iteration (consecutive instructions share one), not once per
+// instruction.
+class IterBindings {
+ public:
+  const Bindings& of(const Bindings& base, const Instr& ins) {
+    if (!built_ || iter_ != ins.iter) {
+      b_ = base;
+      for (const auto& [k, v] : ins.loop) b_[k] = v;
+      iter_ = ins.iter;
+      built_ = true;
+    }
+    return b_;
+  }
+
+ private:
+  Bindings b_;
+  std::string iter_;
+  bool built_ = false;
+};
+
 namespace detail {
 template <class S>
 Tensor<S> chunk(const Tensor<S>& x, size_t dim, int64_t n, int64_t i) {
@@ -127,9 +148,7 @@ std::map<std::string, Tensor<typename D::S>> run_graph(
     D& d, const Graph& g, const Bindings& b, std::map<std::string, Tensor<typename D::S>> env,
     const std::function<void(const std::string&, const Instr&, const Tensor<typename D::S>&)>& on_value = {}) {
   using T = Tensor<typename D::S>;
-  Bindings lb;
-  std::string lb_iter;
-  bool have_lb = false;
+  IterBindings lb;
   for (const Instr& ins : flatten(g, b)) {
     if (ins.kind == Instr::bind) {
       std::vector<T> vals;
@@ -140,16 +159,9 @@ std::map<std::string, Tensor<typename D::S>> run_graph(
       }
       continue;
     }
-    // Loop indices join the bindings once per iteration, not per instruction.
-    if (!ins.loop.empty() && (!have_lb || lb_iter != ins.iter)) {
-      lb = b;
-      for (const auto& [k, v] : ins.loop) lb[k] = v;
-      lb_iter = ins.iter;
-      have_lb = true;
-    }
     std::vector<const T*> in;
     for (const auto& o : ins.op->operands) in.push_back(&env.at(o));
-    auto res = eval_local(d, *ins.op, in, ins.loop.empty() ? b : lb);
+    auto res = eval_local(d, *ins.op, in, lb.of(b, ins));
     for (size_t i = 0; i < res.size(); ++i) {
       auto it = env.insert_or_assign(ins.op->results[i], std::move(res[i])).first;
       if (on_value) on_value(ins.op->results[i], ins, it->second);
@@ -213,22 +225,8 @@ class PlanRunner {
     Bindings b;
     std::map<std::string, T> env;
     bool arrived = false;
-    // The bindings of the iteration running now (`iter` names it): built once
-    // per iteration, not per instruction.
-    Bindings cur;
-    std::string cur_iter;
-    bool have_cur = false;
+    IterBindings cur;  // of the iteration running now
   };
-
-  const Bindings& bind(State& s, const Instr& ins) const {
-    if (!s.have_cur || s.cur_iter != ins.iter) {
-      s.cur = s.b;
-      for (const auto& [k, v] : ins.loop) s.cur[k] = v;
-      s.cur_iter = ins.iter;
-      s.have_cur = true;
-    }
-    return s.cur;
-  }
 
   std::vector<int64_t> group_of(int64_t rank, const Op& op) const {
     if (const Attr* a = op.attr("axes"); a && std::holds_alternative<Strings>(*a))
@@ -264,7 +262,7 @@ class PlanRunner {
         continue;
       }
       const Op& op = *ins.op;
-      const Bindings& b = bind(s, ins);
+      const Bindings& b = s.cur.of(s.b, ins);
       if (op.kind == "send") {
         int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
         mail_[{r, peer_of(r, op, b), tag}].push_back(s.env.at(op.operands[0]));
