@@ -5,7 +5,9 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <string_view>
 #include <tuple>
+#include <unordered_map>
 
 #include "ir/plan.h"
 #include "ir/semantics.h"
@@ -187,18 +189,19 @@ class PlanRunner {
     int64_t n = p_.mesh.num_ranks();
     Bindings base = p_.dims;
     for (const auto& a : p_.mesh.axes) base[a.name] = a.size;
-    std::map<std::string, std::vector<Instr>> code;
-    for (const auto& prog : p_.programs) code[prog.name] = flatten(prog.graph, base);
+    for (const auto& prog : p_.programs) code_.emplace(prog.name, SlotCode(flatten(prog.graph, base), prog.graph.inputs));
     std::vector<State> st(static_cast<size_t>(n));
     for (int64_t r = 0; r < n; ++r) {
       State& s = st[static_cast<size_t>(r)];
       s.prog = p_.program_of(r);
       if (!s.prog) continue;
-      s.code = &code[s.prog->name];
+      s.code = &code_.at(s.prog->name);
       s.b = p_.rank_bindings(r);
-      for (const auto& in : s.prog->graph.inputs) {
-        s.env[in] = input(r, *s.prog, in);
-        if (on_value) on_value(r, *s.prog, in, Instr{}, s.env[in]);
+      s.env.resize(s.code->names.size());
+      s.has.assign(s.code->names.size(), 0);
+      for (size_t i = 0; i < s.prog->graph.inputs.size(); ++i) {
+        const std::string& in = s.prog->graph.inputs[i];
+        define(st, r, s.code->inputs[i], in, input(r, *s.prog, in), Instr{}, on_value);
       }
     }
     bool progress = true;
@@ -208,25 +211,73 @@ class PlanRunner {
     }
     for (int64_t r = 0; r < n; ++r) {
       const State& s = st[static_cast<size_t>(r)];
-      if (s.prog && s.pc < s.code->size())
-        throw EvalError("rank " + p_.mesh.rank_str(r) + " is stuck at '" + (*s.code)[s.pc].op->label() + "' (deadlock)");
+      if (s.prog && s.pc < s.code->instrs.size())
+        throw EvalError("rank " + p_.mesh.rank_str(r) + " is stuck at '" + s.code->instrs[s.pc].op->label() + "' (deadlock)");
     }
-    for (int64_t r = 0; r < n; ++r) finals_[r] = std::move(st[static_cast<size_t>(r)].env);
+    for (int64_t r = 0; r < n; ++r) {
+      State& s = st[static_cast<size_t>(r)];
+      if (s.prog) finals_.emplace(r, Final{s.code, std::move(s.env), std::move(s.has)});
+    }
   }
 
   // Values of each rank after the run (the last instance of loop values).
-  const std::map<std::string, T>& env(int64_t rank) const { return finals_.at(rank); }
+  std::map<std::string, T> env(int64_t rank) const {
+    const Final& f = finals_.at(rank);
+    std::map<std::string, T> out;
+    for (size_t i = 0; i < f.env.size(); ++i)
+      if (f.has[i]) out.emplace(*f.code->names[i], f.env[i]);
+    return out;
+  }
 
  private:
+  // A program's unrolled code with every value name numbered once (a slot),
+  // so a rank's environment is an array instead of a map keyed by name. A
+  // name keeps its slot through every loop iteration, as it kept its map
+  // entry: a redefinition replaces the value.
+  struct SlotCode {
+    std::vector<Instr> instrs;
+    std::vector<std::vector<uint32_t>> in, out;  // per instruction: operand (or bind source) and result slots
+    std::vector<uint32_t> inputs;                // of the program's inputs
+    std::vector<const std::string*> names;       // slot -> name
+
+    SlotCode(std::vector<Instr> code, const std::vector<std::string>& prog_inputs) : instrs(std::move(code)) {
+      std::unordered_map<std::string_view, uint32_t> slot;
+      auto of = [&](const std::string& name) {
+        auto [it, fresh] = slot.try_emplace(name, static_cast<uint32_t>(names.size()));
+        if (fresh) names.push_back(&name);
+        return it->second;
+      };
+      for (const auto& x : prog_inputs) inputs.push_back(of(x));
+      in.resize(instrs.size());
+      out.resize(instrs.size());
+      for (size_t i = 0; i < instrs.size(); ++i) {
+        const Instr& ins = instrs[i];
+        for (const auto& x : ins.kind == Instr::bind ? ins.src : ins.op->operands) in[i].push_back(of(x));
+        for (const auto& x : ins.kind == Instr::bind ? ins.dst : ins.op->results) out[i].push_back(of(x));
+      }
+    }
+  };
   struct State {
     const Program* prog = nullptr;
-    const std::vector<Instr>* code = nullptr;
+    const SlotCode* code = nullptr;
     size_t pc = 0;
     Bindings b;
-    std::map<std::string, T> env;
+    std::vector<T> env;
+    std::vector<char> has;  // env[i] is defined
     bool arrived = false;
     IterBindings cur;  // of the iteration running now
   };
+  struct Final {
+    const SlotCode* code;
+    std::vector<T> env;
+    std::vector<char> has;
+  };
+
+  const T& value(const State& s, int64_t r, uint32_t slot) const {
+    if (!s.has[slot])
+      throw EvalError("rank " + p_.mesh.rank_str(r) + " reads '" + *s.code->names[slot] + "' before it is defined");
+    return s.env[slot];
+  }
 
   std::vector<int64_t> group_of(int64_t rank, const Op& op) const {
     if (const Attr* a = op.attr("axes"); a && std::holds_alternative<Strings>(*a))
@@ -242,21 +293,25 @@ class PlanRunner {
     return p_.mesh.rank_of(c);
   }
 
-  void define(std::vector<State>& st, int64_t r, const std::string& name, T v, const Instr& ins, const ValueFn& on_value) {
+  void define(std::vector<State>& st, int64_t r, uint32_t slot, const std::string& name, T v, const Instr& ins,
+              const ValueFn& on_value) {
     State& s = st[static_cast<size_t>(r)];
-    auto it = s.env.insert_or_assign(name, std::move(v)).first;
-    if (on_value) on_value(r, *s.prog, name, ins, it->second);
+    s.env[slot] = std::move(v);
+    s.has[slot] = 1;
+    if (on_value) on_value(r, *s.prog, name, ins, s.env[slot]);
   }
 
   bool advance(std::vector<State>& st, int64_t r, const ValueFn& on_value) {
     State& s = st[static_cast<size_t>(r)];
     bool moved = false;
-    while (s.prog && s.pc < s.code->size()) {
-      const Instr& ins = (*s.code)[s.pc];
+    while (s.prog && s.pc < s.code->instrs.size()) {
+      const Instr& ins = s.code->instrs[s.pc];
+      const auto& in = s.code->in[s.pc];
+      const auto& out = s.code->out[s.pc];
       if (ins.kind == Instr::bind) {
         std::vector<T> vals;
-        for (const auto& x : ins.src) vals.push_back(s.env.at(x));
-        for (size_t i = 0; i < ins.dst.size(); ++i) define(st, r, ins.dst[i], std::move(vals[i]), ins, on_value);
+        for (uint32_t x : in) vals.push_back(value(s, r, x));
+        for (size_t i = 0; i < out.size(); ++i) define(st, r, out[i], ins.dst[i], std::move(vals[i]), ins, on_value);
         ++s.pc;
         moved = true;
         continue;
@@ -265,14 +320,14 @@ class PlanRunner {
       const Bindings& b = s.cur.of(s.b, ins);
       if (op.kind == "send") {
         int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
-        mail_[{r, peer_of(r, op, b), tag}].push_back(s.env.at(op.operands[0]));
+        mail_[{r, peer_of(r, op, b), tag}].push_back(value(s, r, in[0]));
       } else if (op.kind == "recv") {
         int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
         auto it = mail_.find({peer_of(r, op, b), r, tag});
         if (it == mail_.end() || it->second.empty()) return moved;
         T v = std::move(it->second.front());
         it->second.pop_front();
-        define(st, r, op.results[0], std::move(v), ins, on_value);
+        define(st, r, out[0], op.results[0], std::move(v), ins, on_value);
       } else if (op.attr("axes") || op.attr("groups")) {
         if (s.arrived) return moved;
         s.arrived = true;
@@ -283,26 +338,27 @@ class PlanRunner {
         std::vector<const T*> ops;
         for (int64_t q : g) {
           const State& m = st[static_cast<size_t>(q)];
-          const Op& mop = *(*m.code)[m.pc].op;
+          const Op& mop = *m.code->instrs[m.pc].op;
           if (mop.kind != op.kind) throw EvalError("ranks of one group issue different collectives");
-          ops.push_back(&m.env.at(mop.operands[0]));
+          ops.push_back(&value(m, q, m.code->in[m.pc][0]));
         }
         auto res = eval_collective(d_, op, ops, b);
         waiting_.erase(g);
         for (size_t i = 0; i < g.size(); ++i) {
           State& m = st[static_cast<size_t>(g[i])];
-          const Instr& mi = (*m.code)[m.pc];
+          const Instr& mi = m.code->instrs[m.pc];
+          uint32_t slot = m.code->out[m.pc][0];
           m.arrived = false;
           ++m.pc;
-          define(st, g[i], mi.op->results[0], std::move(res[i]), mi, on_value);
+          define(st, g[i], slot, mi.op->results[0], std::move(res[i]), mi, on_value);
         }
         moved = true;
         continue;  // our pc already advanced with the group
       } else {
-        std::vector<const T*> in;
-        for (const auto& o : op.operands) in.push_back(&s.env.at(o));
-        auto res = eval_local(d_, op, in, b);
-        for (size_t i = 0; i < res.size(); ++i) define(st, r, op.results[i], std::move(res[i]), ins, on_value);
+        std::vector<const T*> args;
+        for (uint32_t x : in) args.push_back(&value(s, r, x));
+        auto res = eval_local(d_, op, args, b);
+        for (size_t i = 0; i < res.size(); ++i) define(st, r, out[i], op.results[i], std::move(res[i]), ins, on_value);
       }
       ++s.pc;
       moved = true;
@@ -312,9 +368,10 @@ class PlanRunner {
 
   const Plan& p_;
   D& d_;
+  std::map<std::string, SlotCode> code_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<T>> mail_;
   std::map<std::vector<int64_t>, std::vector<int64_t>> waiting_;
-  std::map<int64_t, std::map<std::string, T>> finals_;
+  std::map<int64_t, Final> finals_;
 };
 
 }  // namespace parity::ir

@@ -139,10 +139,10 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
   const ir::Plan& p = st.c.plan;
   std::vector<Instance<S>> out;
   ir::PlanRunner<D> runner(p, dom);
-  // The bindings of the iteration the last recorded value was defined in.
-  int64_t last_rank = -1;
-  std::string last_iter;
-  std::shared_ptr<const ir::Bindings> last_b;
+  // The bindings of each (rank, iteration) that defines a placed value, built
+  // once: the runner switches ranks at every message and collective.
+  std::vector<std::unordered_map<std::string, std::shared_ptr<const ir::Bindings>>> iter_b(
+      static_cast<size_t>(p.mesh.num_ranks()));
   runner.run(
       [&](int64_t rank, const ir::Program& prog, const std::string& name) -> Tensor<S> {
         const std::vector<size_t>* placed = st.placements(prog.name, name);
@@ -166,16 +166,15 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
       [&](int64_t rank, const ir::Program& prog, const std::string& name, const ir::Instr& ins, const Tensor<S>& v) {
         const std::vector<size_t>* placed = st.placements(prog.name, name);
         if (!placed) return;
-        if (!last_b || rank != last_rank || last_iter != ins.iter) {
-          ir::Bindings b = p.rank_bindings(rank);
-          for (const auto& [k, x] : st.dims) b.emplace(k, x);
-          for (const auto& [k, x] : ins.loop) b[k] = x;
-          last_b = std::make_shared<const ir::Bindings>(std::move(b));
-          last_rank = rank;
-          last_iter = ins.iter;
+        auto& b = iter_b[static_cast<size_t>(rank)][ins.iter];
+        if (!b) {
+          ir::Bindings nb = p.rank_bindings(rank);
+          for (const auto& [k, x] : st.dims) nb.emplace(k, x);
+          for (const auto& [k, x] : ins.loop) nb[k] = x;
+          b = std::make_shared<const ir::Bindings>(std::move(nb));
         }
         for (size_t idx : *placed)
-          out.push_back(Instance<S>{idx, rank, ins.iter, last_b, ins.op, ins.kind == ir::Instr::bind, ins.seq, v});
+          out.push_back(Instance<S>{idx, rank, ins.iter, b, ins.op, ins.kind == ir::Instr::bind, ins.seq, v});
       });
   // Earliest program position first, then rank: deterministic and causal.
   std::stable_sort(out.begin(), out.end(), [](const Instance<S>& a, const Instance<S>& b) {
