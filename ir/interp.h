@@ -185,6 +185,10 @@ class PlanRunner {
 
   PlanRunner(const Plan& p, D& d) : p_(p), d_(d) {}
 
+  // Called from `on_value`: the run ends after the current instruction, as
+  // it stands (no deadlock check, no final environments).
+  void stop() { stop_ = true; }
+
   void run(const InputFn& input, const ValueFn& on_value) {
     int64_t n = p_.mesh.num_ranks();
     Bindings base = p_.dims;
@@ -205,10 +209,11 @@ class PlanRunner {
       }
     }
     bool progress = true;
-    while (progress) {
+    while (progress && !stop_) {
       progress = false;
-      for (int64_t r = 0; r < n; ++r) progress |= advance(st, r, on_value);
+      for (int64_t r = 0; r < n && !stop_; ++r) progress |= advance(st, r, on_value);
     }
+    if (stop_) return;
     for (int64_t r = 0; r < n; ++r) {
       const State& s = st[static_cast<size_t>(r)];
       if (s.prog && s.pc < s.code->instrs.size())
@@ -304,7 +309,7 @@ class PlanRunner {
   bool advance(std::vector<State>& st, int64_t r, const ValueFn& on_value) {
     State& s = st[static_cast<size_t>(r)];
     bool moved = false;
-    while (s.prog && s.pc < s.code->instrs.size()) {
+    while (s.prog && s.pc < s.code->instrs.size() && !stop_) {
       const Instr& ins = s.code->instrs[s.pc];
       const auto& in = s.code->in[s.pc];
       const auto& out = s.code->out[s.pc];
@@ -372,6 +377,7 @@ class PlanRunner {
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<T>> mail_;
   std::map<std::vector<int64_t>, std::vector<int64_t>> waiting_;
   std::map<int64_t, Final> finals_;
+  bool stop_ = false;
 };
 
 }  // namespace parity::ir

@@ -36,14 +36,54 @@ TEST(NumericFirst, BugsAreRefutedNumericallyAtTheFailingStage) {
     auto v = verify::verify_case(c, "t", numeric_always());
     ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << bug;
     ASSERT_TRUE(v.cex) << bug;
-    EXPECT_NE(v.cex->found_by.find("numeric evaluation of the whole plan"), std::string::npos) << v.cex->found_by;
+    EXPECT_NE(v.cex->found_by.find("numeric evaluation of the plan up to this value"), std::string::npos)
+        << v.cex->found_by;
     EXPECT_GT(std::fabs(v.cex->spec_num - v.cex->plan_num), 1e-6) << bug;
+    // Running only up to the failing stage's value finds what the whole run finds.
+    verify::VerifyOptions whole = numeric_always();
+    whole.numeric_focus = false;
+    auto w = verify::verify_case(c, "t", whole);
+    ASSERT_TRUE(w.cex) << bug;
+    EXPECT_NE(w.cex->found_by.find("numeric evaluation of the whole plan"), std::string::npos) << w.cex->found_by;
+    EXPECT_EQ(w.cex->rank, v.cex->rank) << bug;
+    EXPECT_EQ(w.cex->iter, v.cex->iter) << bug;
+    EXPECT_EQ(w.cex->value, v.cex->value) << bug;
+    EXPECT_EQ(w.cex->spec_index, v.cex->spec_index) << bug;
+    EXPECT_EQ(w.cex->spec_num, v.cex->spec_num) << bug;
+    EXPECT_EQ(w.cex->plan_num, v.cex->plan_num) << bug;
     EXPECT_FALSE(v.stage_note.empty());
     // The symbolic path reaches the same verdict.
     verify::VerifyOptions sym;
     sym.numeric_first_above = SIZE_MAX;
     EXPECT_EQ(verify::verify_case(c, "t", sym).kind, verify::VerdictKind::mismatch) << bug;
   }
+}
+
+// The failing stage's value is a partial sum over data-parallel ranks: the
+// focused run waits for every rank of the sum, and finds what the whole run finds.
+TEST(NumericFirst, AFocusedRunWaitsForEveryRankOfAPartialSum) {
+  corpus::GenOptions g;
+  g.model = "llama3-8b";
+  g.dp = 2;
+  g.tp = 2;
+  g.pp = 2;
+  g.mb = 2;
+  g.layers = 2;
+  ir::Case c = corpus::generate(g);
+  corpus::inject_bug(c, "accumulator-reset@mb=1");
+  auto v = verify::verify_case(c, "t", numeric_always());
+  ASSERT_EQ(v.kind, verify::VerdictKind::mismatch);
+  ASSERT_TRUE(v.cex);
+  EXPECT_NE(v.cex->rank.find("summed over 2 ranks"), std::string::npos) << v.cex->rank;
+  EXPECT_NE(v.cex->found_by.find("up to this value"), std::string::npos) << v.cex->found_by;
+  verify::VerifyOptions whole = numeric_always();
+  whole.numeric_focus = false;
+  auto w = verify::verify_case(c, "t", whole);
+  ASSERT_TRUE(w.cex);
+  EXPECT_EQ(w.cex->rank, v.cex->rank);
+  EXPECT_EQ(w.cex->spec_index, v.cex->spec_index);
+  EXPECT_EQ(w.cex->spec_num, v.cex->spec_num);
+  EXPECT_EQ(w.cex->plan_num, v.cex->plan_num);
 }
 
 // Beyond the symbolic size limit (up to four times it) the numeric run still

@@ -134,8 +134,44 @@ struct Setup {
   }
 };
 
+// One obligation group to look at alone: the instances that sum to the value
+// the staged prover found different (one instance for a region placement).
+// A run with a focus records only them and stops once all are defined.
+struct Focus {
+  const StageFailure* hint;
+  std::vector<char> eligible;  // per placement: may hold a member of the group
+  std::vector<size_t> axes;    // mesh axes the group sums over, by index
+  ir::Coord masked;            // the hint rank's coordinate, -1 on those axes
+  size_t expected = 1;         // the group's members: one per rank along the axes
+};
+
+// The region offsets of instance `in` (part of its group's key).
+template <class S>
+std::vector<int64_t> region_offsets(const ir::Plan& p, const Instance<S>& in) {
+  std::vector<int64_t> off;
+  for (const auto& d : p.placements[in.placement].region) off.push_back(d.offset.eval(*in.b));
+  return off;
+}
+
+// Every member of the focus group is among `got`: the hint's own instance and
+// as many instances at its offsets as the group has ranks. Each rank
+// contributes at most one (see focus_on).
+template <class S>
+bool group_complete(const ir::Plan& p, const Focus& f, const std::vector<Instance<S>>& got) {
+  const Instance<S>* own = nullptr;
+  for (const auto& in : got)
+    if (in.placement == f.hint->placement && in.rank == f.hint->rank) own = &in;
+  if (!own) return false;
+  const auto off = region_offsets(p, *own);
+  size_t n = 0;
+  for (const auto& in : got) n += region_offsets(p, in) == off;
+  return n == f.expected;
+}
+
+// `focus`: record only that group and stop the run once it is complete.
 template <class S, class D>
-std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::string, Tensor<S>>& spec_inputs) {
+std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::string, Tensor<S>>& spec_inputs,
+                                  const Focus* focus = nullptr) {
   const ir::Plan& p = st.c.plan;
   std::vector<Instance<S>> out;
   ir::PlanRunner<D> runner(p, dom);
@@ -166,6 +202,12 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
       [&](int64_t rank, const ir::Program& prog, const std::string& name, const ir::Instr& ins, const Tensor<S>& v) {
         const std::vector<size_t>* placed = st.placements(prog.name, name);
         if (!placed) return;
+        if (focus) {
+          if (ins.iter != focus->hint->iter) return;
+          ir::Coord c = p.mesh.coord_of(rank);
+          for (size_t a : focus->axes) c[a] = -1;
+          if (c != focus->masked) return;
+        }
         auto& b = iter_b[static_cast<size_t>(rank)][ins.iter];
         if (!b) {
           ir::Bindings nb = p.rank_bindings(rank);
@@ -174,7 +216,9 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
           b = std::make_shared<const ir::Bindings>(std::move(nb));
         }
         for (size_t idx : *placed)
-          out.push_back(Instance<S>{idx, rank, ins.iter, b, ins.op, ins.kind == ir::Instr::bind, ins.seq, v});
+          if (!focus || focus->eligible[idx])
+            out.push_back(Instance<S>{idx, rank, ins.iter, b, ins.op, ins.kind == ir::Instr::bind, ins.seq, v});
+        if (focus && group_complete(p, *focus, out)) runner.stop();
       });
   // Earliest program position first, then rank: deterministic and causal.
   std::stable_sort(out.begin(), out.end(), [](const Instance<S>& a, const Instance<S>& b) {
@@ -502,7 +546,7 @@ class Checker {
   template <class F>
   std::pair<std::map<std::string, Tensor<F>>, std::vector<Instance<F>>> run_numeric(
       const Setup& st, const TermTable& tt, const std::map<std::string, Tensor<TermId>>& sym_in,
-      const std::vector<double>& pt) {
+      const std::vector<double>& pt, const Focus* focus = nullptr) {
     ir::NumDomain<F> nd;
     std::map<std::string, Tensor<F>> in;
     for (const auto& [name, t] : sym_in) {
@@ -512,8 +556,47 @@ class Checker {
       in[name] = std::move(x);
     }
     auto spec_env = ir::run_graph(nd, c_.spec->graph, st.dims, in);
-    auto inst = run_plan<F>(st, nd, in);
+    auto inst = run_plan<F>(st, nd, in, focus);
     return {std::move(spec_env), std::move(inst)};
+  }
+
+  // The hint's obligation group as a focus, when a run can tell that it is
+  // complete before the end: a region placement is a group on its own; a
+  // partial one sums over one rank per coordinate along its axes, provided no
+  // program has a second partial placement that could join the same sum (a
+  // value is defined once per rank and iteration, so each rank then adds at
+  // most one member).
+  std::optional<Focus> focus_on() const {
+    if (!hint_ || !opt_.numeric_focus) return std::nullopt;
+    const ir::Plan& p = c_.plan;
+    const ir::Placement& hp = p.placements[hint_->placement];
+    Focus f;
+    f.hint = hint_;
+    f.eligible.assign(p.placements.size(), 0);
+    f.masked = p.mesh.coord_of(hint_->rank);
+    if (hp.kind == ir::PlacementKind::region) {
+      f.eligible[hint_->placement] = 1;
+      return f;
+    }
+    auto sorted = [](std::vector<std::string> v) {
+      std::sort(v.begin(), v.end());
+      return v;
+    };
+    const auto axes = sorted(hp.axes);
+    std::map<std::string, int> per_program;
+    for (size_t i = 0; i < p.placements.size(); ++i) {
+      const ir::Placement& pl = p.placements[i];
+      if (pl.kind == ir::PlacementKind::region || pl.spec_value != hp.spec_value || sorted(pl.axes) != axes) continue;
+      if (++per_program[pl.program] > 1) return std::nullopt;
+      f.eligible[i] = 1;
+    }
+    for (const auto& a : axes) {
+      size_t i = *p.mesh.axis_index(a);
+      f.axes.push_back(i);
+      f.masked[i] = -1;
+      f.expected *= static_cast<size_t>(p.mesh.axes[i].size);
+    }
+    return f;
   }
 
   // The first placed element (in execution order) whose spec and plan values
@@ -546,21 +629,98 @@ class Checker {
     auto value_at = [&](const auto& run, const std::vector<std::vector<size_t>>& groups, size_t gi, int64_t e) {
       return value_in(run, groups[gi], view(run, groups, gi), e);
     };
+    // The counterexample at element `e` of group `g` of `run` (the double
+    // run of point `k`), with its extended-precision values.
+    auto found = [&](const auto& run, const std::vector<std::vector<size_t>>& groups, size_t g, int64_t e,
+                     long double sv2, long double pv2, size_t k, bool at_hint, bool stable, bool focused) {
+      const auto& first = run.second[groups[g][0]];
+      const ir::Placement& pl = p.placements[first.placement];
+      Counterexample c;
+      c.program = pl.program;
+      c.value = pl.value;
+      c.spec_value = pl.spec_value;
+      c.op = first.op();
+      c.rank = p.mesh.rank_str(first.rank);
+      c.rank_id = first.rank;
+      if (groups[g].size() > 1) c.rank += " (summed over " + std::to_string(groups[g].size()) + " ranks)";
+      c.iter = first.iter;
+      c.plan_index = first.value.index_of(e);
+      c.spec_index = c.plan_index;
+      for (size_t d = 0; d < pl.region.size(); ++d) c.spec_index[d] += pl.region[d].offset.eval(*first.b);
+      if (at_hint) {
+        // The stage's terms, over the placed values the stage reads (each
+        // taken equal to its spec region).
+        c.spec_expr = hint_->spec_expr;
+        c.plan_expr = hint_->plan_expr;
+        c.difference = hint_->difference + " (terms over the stage's inputs)";
+      } else {
+        c.spec_expr = c.plan_expr = "(not built: refuted by evaluating the whole plan numerically)";
+      }
+      c.spec_num = static_cast<double>(sv2);
+      c.plan_num = static_cast<double>(pv2);
+      c.found_by = std::string(focused ? "numeric evaluation of the plan up to this value" : "numeric evaluation of the whole plan") +
+                   " at random point " + std::to_string(k + 1) + " (seed " +
+                   std::to_string(opt_.seed) + "), re-checked in extended precision" +
+                   (undefined_in_plan(sv2, pv2) ? ": the plan is not finite where the spec is"
+                    : stable ? ": a difference below the tolerance, stable between double and extended precision"
+                             : "");
+      Verdict v;
+      v.kind = VerdictKind::mismatch;
+      v.cex = c;
+      v.failed = 1;
+      v.obligations = 0;
+      return v;
+    };
     // With a spare core the extended-precision run of a point goes alongside
     // the double one, so confirming a divergence costs no extra time.
     bool ahead = (opt_.threads ? opt_.threads : std::thread::hardware_concurrency()) > 1;
     using LongRun = decltype(run_numeric<long double>(st, tt, sym_in, points[0]));
+    // The long run reads this frame's data: it is waited for on every path out.
+    struct Join {
+      std::future<LongRun>& f;
+      ~Join() {
+        if (f.valid()) f.wait();
+      }
+    };
+    // First the element where the staged prover found the stage's terms to
+    // differ: the runs stop as soon as its obligation group is defined, which
+    // in a plan of many layers is long before the end of the step. A hint
+    // that does not diverge in both precisions leaves the search to the full
+    // runs below.
+    if (std::optional<Focus> f = focus_on()) {
+      auto hinted = [&](const auto& run, const std::vector<std::vector<size_t>>& groups) -> std::optional<size_t> {
+        for (size_t gi = 0; gi < groups.size(); ++gi)
+          for (size_t m : groups[gi]) {
+            const auto& in = run.second[m];
+            if (in.placement == hint_->placement && in.rank == hint_->rank)
+              return groups[gi].size() == f->expected && hint_->elem < in.value.size() ? std::optional<size_t>(gi)
+                                                                                     : std::nullopt;
+          }
+        return std::nullopt;
+      };
+      for (size_t k = 0; k < points.size(); ++k) {
+        std::future<LongRun> long_run;
+        if (ahead)
+          long_run = std::async(std::launch::async,
+                                [&, k] { return run_numeric<long double>(st, tt, sym_in, points[k], &*f); });
+        Join join{long_run};
+        auto run = run_numeric<double>(st, tt, sym_in, points[k], &*f);
+        auto groups = group_instances(run.second);
+        std::optional<size_t> g = hinted(run, groups);
+        if (!g) continue;
+        if (auto [a, b] = value_at(run, groups, *g, hint_->elem); !diverges(a, b)) continue;
+        auto again = long_run.valid() ? long_run.get() : run_numeric<long double>(st, tt, sym_in, points[k], &*f);
+        if (group_instances(again.second) != groups) continue;
+        auto [sv2, pv2] = value_at(again, groups, *g, hint_->elem);
+        if (!diverges(sv2, pv2)) continue;
+        return found(run, groups, *g, hint_->elem, sv2, pv2, k, true, false, true);
+      }
+    }
     for (size_t k = 0; k < points.size(); ++k) {
       std::future<LongRun> long_run;
       if (ahead)
         long_run = std::async(std::launch::async, [&, k] { return run_numeric<long double>(st, tt, sym_in, points[k]); });
-      // The long run reads this frame's data: it is waited for on every path out.
-      struct Join {
-        std::future<LongRun>& f;
-        ~Join() {
-          if (f.valid()) f.wait();
-        }
-      } join{long_run};
+      Join join{long_run};
       auto run = run_numeric<double>(st, tt, sym_in, points[k]);
       auto groups = group_instances(run.second);
       size_t g = 0;
@@ -609,42 +769,7 @@ class Checker {
       if (e < 0) continue;
       auto [sv2, pv2] = value_at(again, groups2, g, e);
       if (!stable && !diverges(sv2, pv2)) continue;
-      const auto& first = run.second[groups[g][0]];
-      const ir::Placement& pl = p.placements[first.placement];
-      Counterexample c;
-      c.program = pl.program;
-      c.value = pl.value;
-      c.spec_value = pl.spec_value;
-      c.op = first.op();
-      c.rank = p.mesh.rank_str(first.rank);
-      c.rank_id = first.rank;
-      if (groups[g].size() > 1) c.rank += " (summed over " + std::to_string(groups[g].size()) + " ranks)";
-      c.iter = first.iter;
-      c.plan_index = first.value.index_of(e);
-      c.spec_index = c.plan_index;
-      for (size_t d = 0; d < pl.region.size(); ++d) c.spec_index[d] += pl.region[d].offset.eval(*first.b);
-      if (at_hint) {
-        // The stage's terms, over the placed values the stage reads (each
-        // taken equal to its spec region).
-        c.spec_expr = hint_->spec_expr;
-        c.plan_expr = hint_->plan_expr;
-        c.difference = hint_->difference + " (terms over the stage's inputs)";
-      } else {
-        c.spec_expr = c.plan_expr = "(not built: refuted by evaluating the whole plan numerically)";
-      }
-      c.spec_num = static_cast<double>(sv2);
-      c.plan_num = static_cast<double>(pv2);
-      c.found_by = "numeric evaluation of the whole plan at random point " + std::to_string(k + 1) + " (seed " +
-                   std::to_string(opt_.seed) + "), re-checked in extended precision" +
-                   (undefined_in_plan(sv2, pv2) ? ": the plan is not finite where the spec is"
-                    : stable ? ": a difference below the tolerance, stable between double and extended precision"
-                             : "");
-      Verdict v;
-      v.kind = VerdictKind::mismatch;
-      v.cex = c;
-      v.failed = 1;
-      v.obligations = 0;
-      return v;
+      return found(run, groups, g, e, sv2, pv2, k, at_hint, stable, false);
     }
     return std::nullopt;
   }

@@ -39,6 +39,9 @@ struct VerifyOptions {
   // instructions than this, it is first run numerically to look for a
   // counterexample before symbolic terms are built for all of it.
   size_t numeric_first_above = 100'000;
+  // That numeric run first goes only as far as the failing stage's value
+  // (off: every run evaluates the whole plan; the tests compare the two).
+  bool numeric_focus = true;
   // Seconds the whole-plan check may spend on obligations; past it the ones
   // left are UNKNOWN (a gate must end). 0: no limit.
   double time_limit_s = 1800;
