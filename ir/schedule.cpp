@@ -4,8 +4,11 @@
 // its group has reached it.
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <set>
+#include <string>
 #include <tuple>
+#include <unordered_map>
 
 #include "ir/validate.h"
 
@@ -21,6 +24,12 @@ struct Event {
   int64_t tag = 0;
   std::string iter;    // loop indices, for messages (`mb=3`)
 };
+
+template <class A>
+const A* attr_as(const Op& op, const char* name) {
+  const Attr* a = op.attr(name);
+  return a ? std::get_if<A>(a) : nullptr;
+}
 
 struct Sim {
   const Plan& p;
@@ -47,32 +56,84 @@ struct Sim {
     return it->second;
   }
 
-  void unroll(int64_t rank, const Graph& g, Bindings& b, std::string iter) {
+  // The ops of a graph that unrolling looks at (loops and communication),
+  // with their attributes found once rather than per rank: every other op is
+  // skipped without a look.
+  struct CommOp {
+    const Op* op = nullptr;
+    enum Kind { loop, axes, groups, send, recv } kind = loop;
+    const DimExpr* count = nullptr;  // loop
+    std::string var;                 // loop: `$` + its variable
+    const Strings* axis_names = nullptr;
+    const Groups* group_list = nullptr;
+    const Coords* peer = nullptr;
+    const DimExpr* tag = nullptr;
+  };
+  std::unordered_map<const Graph*, std::vector<CommOp>> comm_ops{};
+
+  const std::vector<CommOp>& comm_ops_of(const Graph& g) {
+    auto [it, fresh] = comm_ops.try_emplace(&g);
+    if (!fresh) return it->second;
     for (const auto& op : g.ops) {
-      if (failed) return;
+      CommOp c;
+      c.op = &op;
+      // Malformed attributes are the op checker's to report: such an op is skipped here.
       if (op.kind == "loop") {
-        int64_t n = std::get<DimExpr>(*op.attr("count")).eval(b);
-        const std::string& var = std::get<std::string>(*op.attr("var"));
+        c.count = attr_as<DimExpr>(op, "count");
+        const std::string* var = attr_as<std::string>(op, "var");
+        if (!c.count || !var || op.regions.empty()) continue;
+        c.var = "$" + *var;
+      } else if (const Attr* ax = op.attr("axes"); ax && std::holds_alternative<Strings>(*ax)) {
+        c.kind = CommOp::axes;
+        c.axis_names = &std::get<Strings>(*ax);
+      } else if (const Attr* gr = op.attr("groups"); gr && std::holds_alternative<Groups>(*gr)) {
+        c.kind = CommOp::groups;
+        c.group_list = &std::get<Groups>(*gr);
+      } else if (op.kind == "send" || op.kind == "recv") {
+        c.kind = op.kind == "send" ? CommOp::send : CommOp::recv;
+        c.peer = attr_as<Coords>(op, "peer");
+        c.tag = attr_as<DimExpr>(op, "tag");
+        if (!c.peer || !c.tag) continue;
+      } else {
+        continue;
+      }
+      it->second.push_back(std::move(c));
+    }
+    return it->second;
+  }
+
+  // Group ids of this rank's `axes` collectives, by axis list (cleared per rank).
+  std::map<Strings, int64_t> axes_group{};
+
+  void unroll(int64_t rank, const Graph& g, Bindings& b, std::string iter) {
+    for (const CommOp& c : comm_ops_of(g)) {
+      if (failed) return;
+      const Op& op = *c.op;
+      if (c.kind == CommOp::loop) {
+        int64_t n = c.count->eval(b);
+        const std::string var = c.var.substr(1);
         for (int64_t k = 0; k < n; ++k) {
-          b["$" + var] = k;
+          b[c.var] = k;
           unroll(rank, op.regions[0], b, iter + (iter.empty() ? "" : ",") + var + "=" + std::to_string(k));
         }
-        b.erase("$" + var);
+        b.erase(c.var);
         continue;
       }
       if (events[rank].size() > budget) return;
-      if (const Attr* ax = op.attr("axes"); ax && std::holds_alternative<Strings>(*ax)) {
-        events[rank].push_back({&op, Event::coll, intern(p.mesh.group_along(rank, std::get<Strings>(*ax))), -1, 0, iter});
-      } else if (const Attr* gr = op.attr("groups"); gr && std::holds_alternative<Groups>(*gr)) {
-        for (const auto& grp : std::get<Groups>(*gr))
+      if (c.kind == CommOp::axes) {
+        auto [it, fresh] = axes_group.try_emplace(*c.axis_names, -1);
+        if (fresh) it->second = intern(p.mesh.group_along(rank, *c.axis_names));
+        events[rank].push_back({&op, Event::coll, it->second, -1, 0, iter});
+      } else if (c.kind == CommOp::groups) {
+        for (const auto& grp : *c.group_list)
           if (std::find(grp.begin(), grp.end(), rank) != grp.end()) {
             int64_t id = intern(grp);
             explicit_groups.insert(id);
             events[rank].push_back({&op, Event::coll, id, -1, 0, iter});
           }
-      } else if (op.kind == "send" || op.kind == "recv") {
-        Coord c = p.mesh.coord_of(rank);
-        for (const auto& [axis, e] : std::get<Coords>(*op.attr("peer"))) {
+      } else {
+        Coord co = p.mesh.coord_of(rank);
+        for (const auto& [axis, e] : *c.peer) {
           size_t i = *p.mesh.axis_index(axis);
           int64_t v;
           if (!e.try_eval(b, v) || v < 0 || v >= p.mesh.axes[i].size) {
@@ -81,15 +142,15 @@ struct Sim {
                                (iter.empty() ? "" : " at " + iter));
             return;
           }
-          c[i] = v;
+          co[i] = v;
         }
-        int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
-        int64_t peer = p.mesh.rank_of(c);
+        int64_t tag = c.tag->eval(b);
+        int64_t peer = p.mesh.rank_of(co);
         if (peer == rank) {
           err(rank, &op, op.kind + " to itself" + (iter.empty() ? "" : " at " + iter));
           return;
         }
-        events[rank].push_back({&op, op.kind == "send" ? Event::send : Event::recv, -1, peer, tag, iter});
+        events[rank].push_back({&op, c.kind == CommOp::send ? Event::send : Event::recv, -1, peer, tag, iter});
       }
     }
   }
@@ -98,6 +159,7 @@ struct Sim {
 
   // Two ranks agree on a collective when kind and attributes match.
   static bool same_collective(const Event& a, const Event& b) {
+    if (a.op == b.op) return true;  // one op of one program (SPMD), read by both
     if (a.op->kind != b.op->kind) return false;
     for (const char* k : {"reduce", "dim", "split_dim", "concat_dim", "root"}) {
       const Attr* x = a.op->attr(k);
@@ -240,6 +302,7 @@ struct Sim {
       prog_of[r] = p.program_of(r);
       if (!prog_of[r]) continue;
       Bindings b = p.rank_bindings(r);
+      axes_group.clear();
       unroll(r, prog_of[r]->graph, b, "");
       total += events[r].size();
       // Too large to unroll: the verifier checks the schedule on the reduced mesh.
