@@ -1,12 +1,15 @@
 #include "frontend/proto/convert.h"
 
 #include <cmath>
+#include <exception>
 #include <limits>
+#include <optional>
 #include <type_traits>
 #include <unordered_map>
 #include <utility>
 
 #include "ir/error.h"
+#include "ir/parallel.h"
 
 namespace parity::frontend {
 namespace {
@@ -160,10 +163,46 @@ class Reader {
     if (!m.has_spec() && !m.has_plan()) fail({}, "the file has neither a spec nor a plan");
     const auto* d = proto::Case::descriptor();
     ir::Case c;
-    if (m.has_spec())
-      c.spec = spec(m.spec(), nested(root_, field(d, proto::Case::kSpecFieldNumber), -1));
-    if (m.has_plan())
-      c.plan = plan(m.plan(), nested(root_, field(d, proto::Case::kPlanFieldNumber), -1));
+    const LocTree* sloc = nested(root_, field(d, proto::Case::kSpecFieldNumber), -1);
+    const LocTree* ploc = nested(root_, field(d, proto::Case::kPlanFieldNumber), -1);
+    if (!m.has_plan()) {
+      c.spec = spec(m.spec(), sloc);
+      return c;
+    }
+    // The spec and every program are converted as tasks on the hardware
+    // threads, each with a reader of its own; errors come out in the order
+    // of a sequential read: the spec's, the mesh's, then the programs'.
+    const proto::Plan& pm = m.plan();
+    std::exception_ptr head_error;
+    try {
+      c.plan = plan_head(pm);
+    } catch (const ir::InvalidInput&) {
+      head_error = std::current_exception();
+    }
+    c.plan.programs.resize(static_cast<size_t>(pm.programs_size()));
+    const size_t first = m.has_spec() ? 1 : 0;
+    std::optional<ir::Spec> s;
+    std::exception_ptr spec_error, program_error;
+    try {
+      ir::parallel_for(first + c.plan.programs.size(), ir::hardware_threads(), [&](size_t t) {
+        Reader r(file_, root_);
+        if (t >= first) {
+          c.plan.programs[t - first] = r.program(pm, static_cast<int>(t - first), ploc);
+          return;
+        }
+        try {
+          s = r.spec(m.spec(), sloc);
+        } catch (const ir::InvalidInput&) {
+          spec_error = std::current_exception();
+        }
+      });
+    } catch (const ir::InvalidInput&) {  // the lowest program's
+      program_error = std::current_exception();
+    }
+    for (const auto& e : {spec_error, head_error, program_error})
+      if (e) std::rethrow_exception(e);
+    c.spec = std::move(s);
+    placements(pm, ploc, c.plan);
     return c;
   }
 
@@ -328,8 +367,8 @@ class Reader {
     return s;
   }
 
-  ir::Plan plan(const proto::Plan& m, const LocTree* loc) {
-    const auto* d = proto::Plan::descriptor();
+  // The mesh and dims of a plan (its programs and placements are read apart).
+  ir::Plan plan_head(const proto::Plan& m) {
     ir::Plan p;
     p.name = m.name();
 
@@ -347,27 +386,33 @@ class Reader {
       p.mesh.axes.push_back(ir::MeshAxis{a.name(), a.size()});
     }
     p.dims = bindings(m.dims(), {}, "plan dims");
+    return p;
+  }
 
+  // Program `i` of a plan.
+  ir::Program program(const proto::Plan& m, int i, const LocTree* loc) {
+    const auto* d = proto::Plan::descriptor();
     const auto* programs_f = field(d, proto::Plan::kProgramsFieldNumber);
     const auto* graph_f = field(proto::Program::descriptor(), proto::Program::kGraphFieldNumber);
-    for (int i = 0; i < m.programs_size(); ++i) {
-      const auto& pm = m.programs(i);
-      Where w{pm.name().empty() ? "#" + std::to_string(i) : pm.name()};
-      ir::Program prog;
-      prog.name = pm.name();
-      for (const auto& av : pm.ranks()) {
-        std::string what = "ranks on axis " + quoted(av.axis());
-        if (av.axis().empty()) fail(w, "a rank selector has an empty axis name");
-        if (!prog.ranks.fixed
-                 .emplace(av.axis(), std::vector<int64_t>(av.values().begin(), av.values().end()))
-                 .second)
-          fail(w, what + ": axis given twice");
-      }
-      const LocTree* ploc = nested(loc, programs_f, i);
-      prog.graph = graph(pm.graph(), nested(ploc, graph_f, -1), w, 0);
-      p.programs.push_back(std::move(prog));
+    const auto& pm = m.programs(i);
+    Where w{pm.name().empty() ? "#" + std::to_string(i) : pm.name()};
+    ir::Program prog;
+    prog.name = pm.name();
+    for (const auto& av : pm.ranks()) {
+      std::string what = "ranks on axis " + quoted(av.axis());
+      if (av.axis().empty()) fail(w, "a rank selector has an empty axis name");
+      if (!prog.ranks.fixed
+               .emplace(av.axis(), std::vector<int64_t>(av.values().begin(), av.values().end()))
+               .second)
+        fail(w, what + ": axis given twice");
     }
+    const LocTree* ploc = nested(loc, programs_f, i);
+    prog.graph = graph(pm.graph(), nested(ploc, graph_f, -1), w, 0);
+    return prog;
+  }
 
+  void placements(const proto::Plan& m, const LocTree* loc, ir::Plan& p) {
+    const auto* d = proto::Plan::descriptor();
     const auto* placements_f = field(d, proto::Plan::kPlacementsFieldNumber);
     for (int i = 0; i < m.placements_size(); ++i) {
       const auto& pm = m.placements(i);
@@ -396,7 +441,6 @@ class Reader {
       pl.axes.assign(pm.axes().begin(), pm.axes().end());
       p.placements.push_back(std::move(pl));
     }
-    return p;
   }
 
   const std::string& file_;
