@@ -379,6 +379,39 @@ TEST(FrontendProtoErrors, BadDimExpression) {
   EXPECT_HAS(msg, "region 0, #0 add -> s (line ");
 }
 
+// The spec and the programs are read in parallel; with errors in several of
+// them the first in file order is reported: the spec's, then the mesh's, then
+// the lowest program's.
+TEST(FrontendProtoErrors, SeveralErrorsReportTheFirstInFileOrder) {
+  auto break_program = [](proto::Case& m, int i) {
+    m.mutable_plan()->mutable_programs(i)->mutable_graph()->mutable_inputs(0)->mutable_type()->set_shape(0, "H/");
+  };
+  auto break_spec = [](proto::Case& m) {
+    m.mutable_spec()->mutable_graph()->mutable_inputs(0)->mutable_type()->set_shape(1, "H/");
+  };
+  auto break_mesh = [](proto::Case& m) { m.mutable_plan()->mutable_mesh(0)->set_size(0); };
+  for (int round = 0; round < 20; ++round) {  // thread timing varies between rounds
+    EXPECT_HAS(error_after([&](proto::Case& m) {
+                 break_program(m, 1);
+                 break_program(m, 0);
+                 break_mesh(m);
+                 break_spec(m);
+               }),
+               "program (spec)");
+    EXPECT_HAS(error_after([&](proto::Case& m) {
+                 break_program(m, 1);
+                 break_program(m, 0);
+                 break_mesh(m);
+               }),
+               "mesh axis 'dp'");
+    EXPECT_HAS(error_after([&](proto::Case& m) {
+                 break_program(m, 1);
+                 break_program(m, 0);
+               }),
+               "program stage0");
+  }
+}
+
 TEST(FrontendProtoErrors, UnknownRoleAndPlacementKind) {
   std::string msg =
       error_after([](proto::Case& m) { m.mutable_spec()->mutable_roles(0)->set_role("weights"); });
