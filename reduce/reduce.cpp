@@ -489,13 +489,17 @@ std::string Result::original_rank_str(const ir::Mesh& original, int64_t reduced_
 
 Result reduce_case(const ir::Case& c, const Options& opt) {
   Result r;
-  r.reduced = c;
+  // Returned when nothing is reduced: the case as given (copied only then).
+  auto unchanged = [&]() -> Result {
+    r.reduced = c;
+    return std::move(r);
+  };
   for (const auto& a : c.plan.mesh.axes) {
     AxisMap m{a.name, a.size, a.size, {}};
     for (int64_t v = 0; v < a.size; ++v) m.orig_of.push_back(v);
     r.axes.push_back(m);
   }
-  if (!c.spec || c.plan.programs.empty()) return r;
+  if (!c.spec || c.plan.programs.empty()) return unchanged();
 
   Why blocked, frozen;
   axis_blockers(c, blocked);
@@ -567,19 +571,19 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     t.changed = !t.applied.empty();
     if (!t.changed) {
       r.kept = t.kept;
-      return r;
+      return unchanged();
     }
     // The reduced instance must itself be well formed (shapes, schedule).
     ir::DiagList d = ir::validate_case(t.reduced, "", ir::kScheduleBudget, opt.threads, &t.spec_types);
     if (!d.empty()) {
       r.kept = t.kept;
       r.kept.push_back("the reduced instance does not validate (" + d.items[0].message + "); the plan is verified as given");
-      return r;
+      return unchanged();
     }
     return t;
   }
   r.kept.push_back("literals pin too many symbols; the plan is verified as given");
-  return r;
+  return unchanged();
 }
 
 }  // namespace parity::reduce
