@@ -3,10 +3,12 @@
 #include <fcntl.h>
 #include <google/protobuf/arena.h>
 #include <google/protobuf/descriptor.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/message.h>
 #include <google/protobuf/stubs/logging.h>
 #include <google/protobuf/text_format.h>
+#include <google/protobuf/wire_format_lite.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,8 +17,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <future>
+#include <limits>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "frontend/proto/convert.h"
@@ -152,6 +157,52 @@ ir::Case parse_text(const std::string& bytes, const std::string& name) {
   return from_proto(m, name, &locations);
 }
 
+// Parses the case's spec and plan on two threads: its top-level fields are
+// split first, each submessage then parsed from its own bytes (merged in
+// order when a field occurs twice, as the wire format says). False on any
+// doubt; the caller then parses the bytes whole, which decides.
+bool parse_split(const std::string& bytes, proto::Case& m) {
+  using Parts = std::vector<std::pair<const uint8_t*, int>>;
+  const auto* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) return false;
+  pb::io::CodedInputStream in(data, static_cast<int>(bytes.size()));
+  Parts spec_parts, plan_parts;
+  std::string rest;  // every other field (version, unknown ones), parsed as a Case
+  for (;;) {
+    const int start = in.CurrentPosition();
+    const uint32_t tag = in.ReadTag();
+    if (tag == 0) break;
+    const uint32_t field = tag >> 3;
+    if ((field == proto::Case::kSpecFieldNumber || field == proto::Case::kPlanFieldNumber) &&
+        pb::internal::WireFormatLite::GetTagWireType(tag) == pb::internal::WireFormatLite::WIRETYPE_LENGTH_DELIMITED) {
+      uint32_t len;
+      if (!in.ReadVarint32(&len) || len > static_cast<uint32_t>(std::numeric_limits<int>::max())) return false;
+      const int at = in.CurrentPosition();
+      if (!in.Skip(static_cast<int>(len))) return false;
+      (field == proto::Case::kSpecFieldNumber ? spec_parts : plan_parts).emplace_back(data + at, static_cast<int>(len));
+    } else {
+      if (!pb::internal::WireFormatLite::SkipField(&in, tag)) return false;
+      rest.append(bytes, static_cast<size_t>(start), static_cast<size_t>(in.CurrentPosition() - start));
+    }
+  }
+  if (!in.ConsumedEntireMessage() || !m.ParseFromString(rest)) return false;
+  auto merge = [](pb::Message* msg, const Parts& parts) {
+    for (const auto& [at, len] : parts) {
+      pb::io::CodedInputStream sub(at, len);
+      // One level is taken by the case around it, as in a whole parse.
+      sub.SetRecursionLimit(pb::io::CodedInputStream::GetDefaultRecursionLimit() - 1);
+      if (!msg->MergeFromCodedStream(&sub) || !sub.ConsumedEntireMessage()) return false;
+    }
+    return true;
+  };
+  // Created here: the two threads then write only inside their own submessage.
+  pb::Message* spec = spec_parts.empty() ? nullptr : m.mutable_spec();
+  pb::Message* plan = plan_parts.empty() ? nullptr : m.mutable_plan();
+  auto spec_ok = std::async(std::launch::async, [&] { return !spec || merge(spec, spec_parts); });
+  const bool plan_ok = !plan || merge(plan, plan_parts);
+  return spec_ok.get() && plan_ok;
+}
+
 ir::Case parse_binary(const std::string& bytes, const std::string& name, bool sniffed) {
   // On an arena: a large plan is millions of small messages, freed at once.
   pb::Arena arena;
@@ -161,7 +212,11 @@ ir::Case parse_binary(const std::string& bytes, const std::string& name, bool sn
     // The parser logs to stderr (e.g. on invalid UTF-8) before failing; the
     // exception below is the report.
     pb::LogSilencer quiet;
-    ok = m.ParseFromString(bytes);
+    ok = parse_split(bytes, m);
+    if (!ok) {
+      m.Clear();
+      ok = m.ParseFromString(bytes);
+    }
   }
   if (!ok) {
     std::string msg = "not a valid binary parity case (truncated or corrupt protobuf)";
