@@ -172,6 +172,25 @@ TEST(FrontendProto, BinaryRoundTripIsExact) {
   EXPECT_EQ(write_case_string(parse_case(bin, "rt.pb", Format::binary), Format::binary), bin);
 }
 
+// The spec and the plan are parsed apart; a field given twice in the bytes
+// (two serialized cases concatenated) merges as protobuf merges it.
+TEST(FrontendProto, BinaryFieldsGivenTwiceMergeInOrder) {
+  proto::Case a = to_proto(sample());
+  proto::Case b;
+  b.set_version(1);
+  b.mutable_spec()->set_name("second");
+  b.mutable_plan()->add_mesh()->set_name("extra");
+  b.mutable_plan()->mutable_mesh(0)->set_size(1);
+  std::string bytes = a.SerializeAsString() + b.SerializeAsString();
+  proto::Case merged = a;
+  merged.MergeFrom(b);
+  ir::Case got = parse_case(bytes, "twice.pb", Format::binary);
+  EXPECT_EQ(got, from_proto(merged, "twice.pb"));
+  EXPECT_EQ(got.spec->name, "second");
+  EXPECT_EQ(got.plan.mesh.axes.back().name, "extra");
+  EXPECT_FALSE(got.spec->graph.ops.empty());  // the first part's graph is kept
+}
+
 TEST(FrontendProto, TextBinaryTextGivesTheSameText) {
   std::string text = write_case_string(sample(), Format::text);
   std::string bin = write_case_string(parse_case(text, "a.pbtxt", Format::text), Format::binary);
