@@ -322,7 +322,7 @@ void consts_of(const ir::DimExpr& e, std::vector<int64_t>& out) {
 // while the quantity shrinks: a false alarm or a hidden bug. Returns the
 // symbols to keep, with the literal that pins them.
 Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
-                 const std::map<std::string, int64_t>& all, const std::set<std::string>& plan_sizes) {
+                 const std::map<std::string, int64_t>& all, const std::set<std::string>& plan_sizes, bool refute) {
   struct Q {
     std::string text;
     double value;
@@ -417,7 +417,7 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
   // is kept. Only scaling literals (`factor`, `value`) of ops that spec and
   // plan do not share are compared: a shared op computes the same on both
   // sides, and exponents or optimizer constants do not stand for sizes.
-  {
+  if (!refute) {
     std::map<std::string, double> now;  // every size at its reduced value
     for (const auto& [k, v] : all) now[k] = static_cast<double>(v);
     for (const auto& [k, v] : changed) now[k] = static_cast<double>(v.second);
@@ -527,7 +527,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     std::set<std::string> plan_sizes;
     for (const auto& a : c.plan.mesh.axes) plan_sizes.insert(a.name);
     for (const auto& [k, why] : loop_counts(c)) plan_sizes.insert(k);
-    Why pins = literal_pins(c, changed, orig_base, plan_sizes);
+    Why pins = literal_pins(c, changed, orig_base, plan_sizes, opt.refute);
     // A dim kept at its size while an axis dividing it shrinks would make
     // every shard larger than in the original: keep that axis too.
     {

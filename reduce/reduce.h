@@ -16,6 +16,11 @@ struct Options {
   bool shape = true;  // dim symbols, microbatch counts included
   int64_t keep = 2;   // coordinates kept of each run of interchangeable ones
   size_t threads = 0; // validating the reduced instance (0: one per hardware thread)
+  // An instance only to look for a counterexample in: a literal equal to a
+  // size at its reduced value does not keep that size (that guard is against
+  // hiding a difference, which only matters to VERIFIED); a literal equal to
+  // a size as given still does (a smaller size would change what it means).
+  bool refute = false;
 };
 
 // One mesh axis: reduced coordinate -> the original coordinate it stands for.

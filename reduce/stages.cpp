@@ -88,7 +88,8 @@ std::optional<std::string> fixed_attrs_key(const ir::Instr& ins) {
 
 }  // namespace
 
-StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spec_types) : c_(c), threads_(threads) {
+StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spec_types, size_t max_rank_instructions)
+    : c_(c), threads_(threads), max_rank_instructions_(max_rank_instructions) {
   if (!c.spec) throw ir::EvalError("no spec");
   dims_ = c.spec->dims;
   for (const auto& [k, v] : c.plan.dims) dims_[k] = v;
@@ -101,6 +102,7 @@ StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spe
   }
   build_spec_nodes();
   build_nodes();
+  if (rank_instructions_ > max_rank_instructions_) return;
   build_stages();
 }
 
@@ -233,6 +235,8 @@ void StageGraph::build_nodes() {
     rank_instructions_ += code_of_[static_cast<size_t>(r)]->instrs.size();
     total += layout.at(prog->name).nodes.size();
   }
+  // Too large to lay out (a node per rank and instruction): the caller says why.
+  if (rank_instructions_ > max_rank_instructions_) return;
   nodes_.resize(total);
   ir::parallel_for(static_cast<size_t>(n), threads_ ? threads_ : ir::hardware_threads(), [&](size_t r) {
     const ir::Program* prog = prog_of_[r];

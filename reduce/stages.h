@@ -57,7 +57,10 @@ class StageGraph {
   // stage builder does not handle (the caller verifies without stages).
   // Stages are sliced on up to `threads` threads (0: one per hardware thread).
   // `spec_types`: the spec's value types when the caller validated it already.
-  explicit StageGraph(const ir::Case& c, size_t threads = 0, const ir::TypeMap* spec_types = nullptr);
+  // Past `max_rank_instructions` (summed over ranks) the graph stops before
+  // laying out its nodes: it has no stages, only rank_instructions().
+  explicit StageGraph(const ir::Case& c, size_t threads = 0, const ir::TypeMap* spec_types = nullptr,
+                      size_t max_rank_instructions = SIZE_MAX);
 
   const ir::Case& kase() const { return c_; }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -111,6 +114,7 @@ class StageGraph {
   mutable std::unordered_set<std::string> keys_;  // the distinct stage keys
   size_t rank_instructions_ = 0;
   size_t threads_ = 0;
+  size_t max_rank_instructions_ = SIZE_MAX;
   ir::TypeMap spec_types_;
 };
 

@@ -11,6 +11,8 @@
 #include "corpus/bugs.h"
 #include "corpus/generator.h"
 #include "frontend/proto/case_io.h"
+#include "reduce/reduce.h"
+#include "reduce/stages.h"
 #include "verify/check.h"
 
 using namespace parity;
@@ -84,6 +86,40 @@ TEST(NumericFirst, AFocusedRunWaitsForEveryRankOfAPartialSum) {
   EXPECT_EQ(w.cex->spec_index, v.cex->spec_index);
   EXPECT_EQ(w.cex->spec_num, v.cex->spec_num);
   EXPECT_EQ(w.cex->plan_num, v.cex->plan_num);
+}
+
+// A literal 1/M (the loss averaged over microbatches twice) equals sizes at
+// their reduced values everywhere, so no size shrinks and the plan is too
+// large to check; an instance reduced past those coincidences (M, which the
+// literal stands for, kept) shows the difference.
+TEST(NumericFirst, AnInstanceReducedPastCoincidingLiteralsRefutesWhatIsTooLarge) {
+  corpus::GenOptions g;
+  g.model = "llama3-8b";
+  g.dp = 8;
+  g.mb = 4;
+  g.layers = 1;
+  ir::Case c = corpus::generate(g);
+  corpus::inject_bug(c, "loss-scale-mb");
+  reduce::Options ro;
+  ro.refute = true;
+  reduce::Result loose = reduce::reduce_case(c, ro);
+  ASSERT_TRUE(loose.changed);
+  EXPECT_FALSE(reduce::reduce_case(c).changed);
+  const size_t orig = reduce::StageGraph(c, 1, nullptr, 0).rank_instructions();
+  const size_t small = reduce::StageGraph(loose.reduced, 1, nullptr, 0).rank_instructions();
+  ASSERT_GE(orig, 4 * small);
+  verify::VerifyOptions o;
+  o.max_rank_instructions = small - 1;  // the original is too large even for a numeric run
+  auto v = verify::verify_case(c, "t", o);
+  ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+  ASSERT_TRUE(v.cex);
+  EXPECT_NE(v.cex->found_by.find("reduced further than the one checked"), std::string::npos) << v.cex->found_by;
+  EXPECT_NE(v.cex->rank.find("reduced instance"), std::string::npos) << v.cex->rank;
+  // The kept size is kept: M stays 4 in the instance the difference came from.
+  for (const auto& a : loose.applied) EXPECT_EQ(a.find("dim M "), std::string::npos) << a;
+  // A correct plan is never refuted there.
+  ir::Case ok = corpus::generate(g);
+  EXPECT_NE(verify::verify_case(ok, "t", o).kind, verify::VerdictKind::mismatch);
 }
 
 // Beyond the symbolic size limit (up to four times it) the numeric run still

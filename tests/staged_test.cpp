@@ -117,3 +117,27 @@ TEST(StagedThreads, TooSparsePlacementsFallBackToTheWholeCheck) {
 }
 
 }  // namespace
+
+// A plan past the size limit is not laid out: the graph stops after counting
+// its rank-instructions (a 126-layer plan kept at 8192 ranks would need
+// over 100 million nodes), and the staged prover says why.
+TEST(StagedLimits, APlanPastTheLimitIsCountedNotLaidOut) {
+  corpus::GenOptions g;
+  g.model = "llama3-8b";
+  g.dp = 2;
+  g.tp = 2;
+  g.layers = 1;
+  ir::Case c = corpus::generate(g);
+  reduce::StageGraph full(c, 1);
+  ASSERT_GT(full.rank_instructions(), 10u);
+  ASSERT_FALSE(full.stages().empty());
+  reduce::StageGraph small(c, 1, nullptr, 10);
+  EXPECT_EQ(small.rank_instructions(), full.rank_instructions());
+  EXPECT_TRUE(small.stages().empty());
+  EXPECT_LT(small.nodes().size(), full.nodes().size() / 2);
+  verify::StageOptions so;
+  so.max_rank_instructions = 10;
+  auto r = verify::prove_by_stages(c, so);
+  EXPECT_FALSE(r.proved);
+  EXPECT_NE(r.reason.find("too many rank-instructions for stages"), std::string::npos) << r.reason;
+}

@@ -1083,6 +1083,28 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       full_case = &fc;
       return nv;
     };
+    // Still UNKNOWN (typically too large: literals that equal a size at its
+    // reduced value kept sizes until nothing shrank): an instance reduced past
+    // those literals, where every size a literal stands for as given is still
+    // kept, is run numerically. Those literals guard against hiding a
+    // difference, which cannot make a difference shown there unreal.
+    reduce::Result loose;
+    const ir::Case* loose_case = nullptr;
+    auto search_past_pins = [&]() -> std::optional<Verdict> {
+      progress_start(opt.progress, "running an instance reduced past coinciding literals");
+      reduce::Options lo = ro;
+      lo.refute = true;
+      loose = reduce::reduce_case(c, lo);
+      if (!loose.changed || loose.applied == r.applied) return std::nullopt;
+      Verdict nv = Checker(loose.reduced, file, opt, true).refute_only();
+      if (nv.kind != VerdictKind::mismatch) return std::nullopt;
+      std::string applied;
+      for (const auto& a : loose.applied) applied += (applied.empty() ? "" : ", ") + a;
+      nv.cex->found_by += "; found on an instance reduced further than the one checked, past literals that equal a size "
+                          "only at its reduced value (" + applied + ")";
+      loose_case = &loose.reduced;
+      return nv;
+    };
     Verdict v;
     StagedResult sr;
     double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -1127,9 +1149,15 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         nv->whole_seconds = v.whole_seconds + nv->seconds;
         v = std::move(*nv);
       }
-    const reduce::Result* used = full_case ? &full : &r;
-    const ir::Case* checked = full_case ? full_case : &target;
-    const reduce::StageGraph* graph = full_case ? nullptr : sr.graph.get();
+    if (v.kind == VerdictKind::unknown)
+      if (auto nv = search_past_pins()) {
+        nv->stage_note = v.stage_note;
+        nv->whole_seconds = v.whole_seconds + nv->seconds;
+        v = std::move(*nv);
+      }
+    const reduce::Result* used = loose_case ? &loose : full_case ? &full : &r;
+    const ir::Case* checked = loose_case ? loose_case : full_case ? full_case : &target;
+    const reduce::StageGraph* graph = loose_case || full_case ? nullptr : sr.graph.get();
     v.reduce_seconds = reduce_s;
     v.stage_build_seconds = sr.build_seconds;
     v.stage_prove_seconds = sr.prove_seconds;

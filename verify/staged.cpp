@@ -376,14 +376,16 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
   auto t0 = Clock::now();
   try {
     progress_start(opt.progress, "building stages");
-    auto graph = std::make_shared<const reduce::StageGraph>(c, opt.threads, opt.spec_types);
-    r.graph = graph;
+    auto graph =
+        std::make_shared<const reduce::StageGraph>(c, opt.threads, opt.spec_types, opt.max_rank_instructions);
     const reduce::StageGraph& g = *graph;
     r.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (g.rank_instructions() > opt.max_rank_instructions) {
-      r.reason = "too many rank-instructions for stages";
+      r.reason = "too many rank-instructions for stages (" + std::to_string(g.rank_instructions()) + ", limit " +
+                 std::to_string(opt.max_rank_instructions) + ")";
       return r;
     }
+    r.graph = graph;
     if (std::string u = uncovered(g); !u.empty()) {
       r.reason = u;
       return r;
