@@ -2,9 +2,11 @@
 // all their ranks in one process, in an order that respects every recv and
 // collective, so the result is that of any real execution of the schedule.
 #pragma once
+#include <cstdint>
 #include <deque>
 #include <functional>
 #include <map>
+#include <string>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -172,6 +174,11 @@ std::map<std::string, Tensor<typename D::S>> run_graph(
   return env;
 }
 
+// A numeric run stopped because it would hold more memory than allowed.
+struct OutOfBudget : EvalError {
+  using EvalError::EvalError;
+};
+
 // Runs every rank of a plan (or the ranks in `only`, which must be closed under
 // communication). `input(rank, program, name)` gives each program input;
 // `on_value(rank, program, name, instr, value)` sees every defined value.
@@ -188,6 +195,17 @@ class PlanRunner {
   // Called from `on_value`: the run ends after the current instruction, as
   // it stands (no deadlock check, no final environments).
   void stop() { stop_ = true; }
+
+  // The run keeps every rank's values: past `bytes` of them (counted with
+  // what `charge` adds, e.g. copies a caller keeps) it throws OutOfBudget
+  // rather than exhaust the machine.
+  void limit_bytes(size_t bytes) { max_bytes_ = bytes; }
+  void charge(size_t bytes) {
+    held_ += bytes;
+    if (held_ > max_bytes_)
+      throw OutOfBudget("the numeric run needs more than " + std::to_string(max_bytes_ >> 20) + " MiB");
+  }
+  static size_t bytes_of(const T& v) { return v.data.size() * sizeof(S) + v.shape.size() * sizeof(int64_t) + 64; }
 
   void run(const InputFn& input, const ValueFn& on_value) {
     int64_t n = p_.mesh.num_ranks();
@@ -301,6 +319,8 @@ class PlanRunner {
   void define(std::vector<State>& st, int64_t r, uint32_t slot, const std::string& name, T v, const Instr& ins,
               const ValueFn& on_value) {
     State& s = st[static_cast<size_t>(r)];
+    if (s.has[slot]) held_ -= bytes_of(s.env[slot]);
+    charge(bytes_of(v));
     s.env[slot] = std::move(v);
     s.has[slot] = 1;
     if (on_value) on_value(r, *s.prog, name, ins, s.env[slot]);
@@ -378,6 +398,7 @@ class PlanRunner {
   std::map<std::vector<int64_t>, std::vector<int64_t>> waiting_;
   std::map<int64_t, Final> finals_;
   bool stop_ = false;
+  size_t held_ = 0, max_bytes_ = SIZE_MAX;
 };
 
 }  // namespace parity::ir

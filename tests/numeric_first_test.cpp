@@ -151,6 +151,13 @@ TEST(NumericFirst, RefutesPlansTooLargeForTheSymbolicCheck) {
       frontend::read_case(std::string(PARITY_SOURCE_DIR) + "/corpus/cases/gen/llama3_cp2_balanced_tp2_sp.pbtxt");
   o.max_rank_instructions = 10;
   EXPECT_EQ(verify::verify_case(balanced, "t", o).kind, verify::VerdictKind::unknown);
+  // A run that would need more memory than allowed is not started: UNKNOWN,
+  // saying so, where it would have found the bug.
+  o.max_rank_instructions = limit;
+  o.numeric_run_bytes = 1000;
+  v = verify::verify_case(bad, "t", o);
+  EXPECT_EQ(v.kind, verify::VerdictKind::unknown);
+  EXPECT_NE(v.reason.find("a numeric run would need"), std::string::npos) << v.reason;
 }
 
 TEST(NumericFirst, NoNumericDifferenceLeavesItToTheSymbolicCheck) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include "ir/interp.h"
 #include "ir/num_domain.h"
@@ -169,12 +170,14 @@ bool group_complete(const ir::Plan& p, const Focus& f, const std::vector<Instanc
 }
 
 // `focus`: record only that group and stop the run once it is complete.
+// `max_bytes`: what the run may hold (its values and the instances kept).
 template <class S, class D>
 std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::string, Tensor<S>>& spec_inputs,
-                                  const Focus* focus = nullptr) {
+                                  const Focus* focus = nullptr, size_t max_bytes = SIZE_MAX) {
   const ir::Plan& p = st.c.plan;
   std::vector<Instance<S>> out;
   ir::PlanRunner<D> runner(p, dom);
+  runner.limit_bytes(max_bytes);
   // The bindings of each (rank, iteration) that defines a placed value, built
   // once: the runner switches ranks at every message and collective.
   std::vector<std::unordered_map<std::string, std::shared_ptr<const ir::Bindings>>> iter_b(
@@ -216,8 +219,10 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
           b = std::make_shared<const ir::Bindings>(std::move(nb));
         }
         for (size_t idx : *placed)
-          if (!focus || focus->eligible[idx])
+          if (!focus || focus->eligible[idx]) {
+            runner.charge(runner.bytes_of(v) + sizeof(Instance<S>));
             out.push_back(Instance<S>{idx, rank, ins.iter, b, ins.op, ins.kind == ir::Instr::bind, ins.seq, v});
+          }
         if (focus && group_complete(p, *focus, out)) runner.stop();
       });
   // Earliest program position first, then rank: deterministic and causal.
@@ -326,12 +331,25 @@ class Checker {
     // A concrete run of the whole plan, made at most once: a MISMATCH it
     // finds is final; otherwise the symbolic check decides.
     bool tried_numeric = false;
+    size_t rank_instructions = 0;  // set by the size guard below
     auto try_numeric = [&]() -> std::optional<Verdict> {
       if (tried_numeric) return std::nullopt;
       tried_numeric = true;
+      // A run keeps every value of every rank: about kRunBytesPerInstruction
+      // bytes a rank-instruction (measured on generated plans at reduced
+      // dims), and two runs go side by side.
+      if (const size_t need = 2 * rank_instructions * kRunBytesPerInstruction; need > 2 * run_budget()) {
+        numeric_note_ = "a numeric run would need about " + std::to_string(need >> 30) + " GiB (" +
+                        std::to_string(rank_instructions) + " rank-instructions), more than " +
+                        std::to_string((2 * run_budget()) >> 30) + " GiB allowed";
+        return std::nullopt;
+      }
       progress_start(opt_.progress, "evaluating the plan numerically");
       try {
         return refute_numerically(st, tt, sym_in, points);
+      } catch (const ir::OutOfBudget& e) {
+        numeric_note_ = std::string("a numeric run gave up: ") + e.what();
+        return std::nullopt;
       } catch (const ir::EvalError&) {  // the symbolic run reports it
         return std::nullopt;
       }
@@ -346,6 +364,7 @@ class Checker {
       size_t total = 0;
       for (int64_t r = 0; r < c_.plan.mesh.num_ranks() && total <= 4 * opt_.max_rank_instructions; ++r)
         if (const ir::Program* prog = c_.plan.program_of(r)) total += len[prog->name];
+      rank_instructions = total;
       // A numeric run costs far less per instruction than a symbolic one, so
       // it may look for a counterexample in plans too large for the symbolic check.
       if (numeric_only_) {
@@ -354,7 +373,8 @@ class Checker {
         Verdict v;
         v.kind = VerdictKind::unknown;
         v.reason = total / 4 > opt_.max_rank_instructions ? "too large to run numerically"
-                                                           : "no difference at the numeric points";
+                   : !numeric_note_.empty()                 ? numeric_note_
+                                                            : "no difference at the numeric points";
         return v;
       }
       if (numeric_first_ && total > opt_.numeric_first_above && total / 4 <= opt_.max_rank_instructions)
@@ -363,7 +383,8 @@ class Checker {
         Verdict v;
         v.kind = VerdictKind::unknown;
         v.reason = "the plan unrolls to more than " + std::to_string(opt_.max_rank_instructions) +
-                   " rank-instructions after reduction (see the reduction notes for what could not be reduced)";
+                   " rank-instructions after reduction (see the reduction notes for what could not be reduced)" +
+                   (numeric_note_.empty() ? std::string() : "; " + numeric_note_);
         return v;
       }
     }
@@ -556,9 +577,20 @@ class Checker {
       in[name] = std::move(x);
     }
     auto spec_env = ir::run_graph(nd, c_.spec->graph, st.dims, in);
-    auto inst = run_plan<F>(st, nd, in, focus);
+    auto inst = run_plan<F>(st, nd, in, focus, run_budget());
     return {std::move(spec_env), std::move(inst)};
   }
+
+  // Bytes one numeric run may hold, as counted by the runner (its values and
+  // the instances kept, without allocator overhead: the process holds about
+  // 1.7 times that).
+  size_t run_budget() const {
+    if (opt_.numeric_run_bytes) return opt_.numeric_run_bytes;
+    const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGE_SIZE);
+    if (pages <= 0 || page <= 0) return size_t{2} << 30;
+    return static_cast<size_t>(pages) * static_cast<size_t>(page) / 6;
+  }
+  static constexpr size_t kRunBytesPerInstruction = 400;
 
   // The hint's obligation group as a focus, when a run can tell that it is
   // complete before the end: a region placement is a group on its own; a
@@ -999,6 +1031,7 @@ class Checker {
   bool validated_ = false;
   bool numeric_first_ = false;
   bool numeric_only_ = false;
+  std::string numeric_note_;  // why the numeric run gave up, when it did
   std::function<std::optional<Verdict>()> before_proving_;
   const StageFailure* hint_ = nullptr;
   size_t nvars_ = 0;
@@ -1070,12 +1103,15 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     const ir::Case* full_case = nullptr;
     bool tried_full = false;
     std::function<std::optional<Verdict>()> search_full_dims = [&]() -> std::optional<Verdict> {
-      if (tried_full || r.dims.empty()) return std::nullopt;
+      // Also when nothing was reduced: a reduction of dims alone may have
+      // failed (the reduced instance did not validate), the mesh may shrink.
+      if (tried_full || (r.changed && r.dims.empty())) return std::nullopt;
       tried_full = true;
       progress_start(opt.progress, "running the plan at its own dims");
       reduce::Options mo = ro;
       mo.shape = false;
       full = reduce::reduce_case(c, mo);
+      if (!r.changed && !full.changed) return std::nullopt;  // the instance already checked
       const ir::Case& fc = full.changed ? full.reduced : c;
       Verdict nv = Checker(fc, file, opt, true).refute_only();
       if (nv.kind != VerdictKind::mismatch) return std::nullopt;

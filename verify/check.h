@@ -42,6 +42,10 @@ struct VerifyOptions {
   // That numeric run first goes only as far as the failing stage's value
   // (off: every run evaluates the whole plan; the tests compare the two).
   bool numeric_focus = true;
+  // Memory one numeric run of the whole plan may hold (two run side by side);
+  // past it the run gives up and the verdict says so. 0: a quarter of the
+  // machine's physical memory.
+  size_t numeric_run_bytes = 0;
   // Seconds the whole-plan check may spend on obligations; past it the ones
   // left are UNKNOWN (a gate must end). 0: no limit.
   double time_limit_s = 1800;
