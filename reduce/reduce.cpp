@@ -3,8 +3,10 @@
 #include <cmath>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <set>
 #include <tuple>
+#include <variant>
 
 #include "ir/validate.h"
 #include "reduce/walk.h"
@@ -478,6 +480,35 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
   return pins;
 }
 
+// The sizes a failing op of the reduced instance depends on: the symbols of
+// its operand and result types (as the original plan types them) and of its
+// attributes, in name order. Keeping one of them may let the instance
+// validate (a hard-coded extent that fits only the size given).
+std::vector<std::string> sizes_of_failing_op(const ir::Case& c, const ir::Diag& d, const std::map<std::string, int64_t>& dims) {
+  std::set<std::string> syms;
+  const ir::Program* prog = nullptr;
+  for (const auto& p : c.plan.programs)
+    if (p.name == d.program) prog = &p;
+  if (!prog || d.op.empty()) return {};
+  ir::DiagList ignored;
+  std::map<std::string, ir::TypeMap> types;
+  ir::validate_plan(c.plan, &*c.spec, "", ignored, &types);
+  const ir::TypeMap& tm = types[prog->name];
+  walk_ops(prog->graph, [&](const ir::Op& op) {
+    if (d.op.rfind(op.label(), 0) != 0) return;
+    for (const auto* names : {&op.operands, &op.results})
+      for (const auto& n : *names)
+        if (auto it = tm.find(n); it != tm.end())
+          for (const auto& e : it->second.shape) e.symbols(syms);
+    for (const auto& [k, a] : op.attrs)
+      if (const auto* e = std::get_if<ir::DimExpr>(&a)) e->symbols(syms);
+  });
+  std::vector<std::string> out;
+  for (const auto& x : syms)
+    if (dims.count(x) || c.plan.mesh.axis_index(x)) out.push_back(x);
+  return out;
+}
+
 }  // namespace
 
 std::string Result::original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const {
@@ -513,7 +544,13 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   ir::Bindings orig_base = dims;
   for (const auto& a : c.plan.mesh.axes) orig_base[a.name] = a.size;
 
-  for (int round = 0; round < 8; ++round) {
+  // When the reduced instance does not validate: the sizes tried kept, one
+  // at a time, and the first failure's message.
+  std::vector<std::string> retry;
+  size_t next_retry = 0;
+  std::optional<std::string> trial;
+  std::string first_failure;
+  for (int round = 0; round < 8 + static_cast<int>(retry.size()); ++round) {
     Result t;
     t.reduced = c;
     t.axes = compress_axes(c.plan, blocked, opt.keep, t);
@@ -576,8 +613,24 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     // The reduced instance must itself be well formed (shapes, schedule).
     ir::DiagList d = ir::validate_case(t.reduced, "", ir::kScheduleBudget, opt.threads, &t.spec_types);
     if (!d.empty()) {
+      // Keep, one at a time, a size the failing op depends on.
+      if (first_failure.empty()) {
+        first_failure = d.items[0].message;
+        retry = sizes_of_failing_op(c, d.items[0], dims);
+      }
+      if (trial) {
+        blocked.erase(*trial);
+        frozen.erase(*trial);
+        trial.reset();
+      }
+      while (next_retry < retry.size() && !trial) {
+        const std::string& s = retry[next_retry++];
+        const std::string why = "the instance reduced with it does not validate (" + first_failure + ")";
+        if (c.plan.mesh.axis_index(s) ? blocked.emplace(s, why).second : frozen.emplace(s, why).second) trial = s;
+      }
+      if (trial) continue;
       r.kept = t.kept;
-      r.kept.push_back("the reduced instance does not validate (" + d.items[0].message + "); the plan is verified as given");
+      r.kept.push_back("the reduced instance does not validate (" + first_failure + "); the plan is verified as given");
       return unchanged();
     }
     return t;

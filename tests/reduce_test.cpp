@@ -342,3 +342,25 @@ TEST(Stages, CacheSkipsProvedStagesButNeverABug) {
   EXPECT_EQ(verify::verify_case(bad, "t", opt).kind, verify::VerdictKind::mismatch);
   std::filesystem::remove_all(dir);
 }
+
+// A hard-coded extent that fits only the size given (the next expert's gate
+// sliced as [1, 1+3) of 4 experts) makes the reduced instance invalid. The
+// sizes the failing op depends on are kept one at a time: with the expert
+// count kept the rest still shrinks, and the bug is found on it.
+TEST(Reduce, AnInvalidReducedInstanceKeepsTheSizeItFailsOn) {
+  corpus::GenOptions g;
+  g.model = "deepseek-v3-16b";
+  g.dp = 2;
+  g.layers = 2;
+  ir::Case c = corpus::generate(g);
+  corpus::inject_bug(c, "wrong-expert");
+  reduce::Result r = reduce::reduce_case(c);
+  ASSERT_TRUE(r.changed);
+  EXPECT_TRUE(ir::validate_case(r.reduced, "r").empty());
+  EXPECT_EQ(r.dims.count("E"), 0u);
+  EXPECT_EQ(r.dims.count("H"), 1u);
+  bool said = false;
+  for (const auto& k : r.kept) said |= k.find("dim E kept at 4: the instance reduced with it does not validate") == 0;
+  EXPECT_TRUE(said);
+  EXPECT_EQ(verify::verify_case(c, "t", verify::VerifyOptions{}).kind, verify::VerdictKind::mismatch);
+}
