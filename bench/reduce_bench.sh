@@ -79,6 +79,11 @@ bug L3 missing-grad-allreduce "${L3[@]}"
 bug D3 accumulator-reset@mb=9 "${D3[@]}"
 bug D3 missing-allreduce@layer=40 "${D3[@]}"
 bug D3 missing-grad-allreduce "${D3[@]}"
+# Bugs that defeat the usual reduction: a literal 1/16 beside 16 microbatches
+# (every size coincides with it), a slice hard-coded for 4 experts.
+bug L3 loss-scale-mb "${L3[@]}"
+bug L3 early-grad-reduction@mb=7 "${L3[@]}"
+bug D3 wrong-expert "${D3[@]}"
 echo
 
 # curve NAME FLAG VALUES... -- BASE-ARGS: time at each point, last/first ratio.
