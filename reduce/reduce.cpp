@@ -616,6 +616,9 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       // Keep, one at a time, a size the failing op depends on.
       if (first_failure.empty()) {
         first_failure = d.items[0].message;
+        std::string tried;
+        for (const auto& a : t.applied) tried += (tried.empty() ? "" : ", ") + a;
+        if (!tried.empty()) first_failure += " with " + tried;
         retry = sizes_of_failing_op(c, d.items[0], dims);
       }
       if (trial) {
