@@ -150,7 +150,11 @@ std::map<std::string, std::string> loop_counts(const ir::Case& c) {
 
 // Compresses each axis' coordinates: runs of coordinates that run the same
 // programs keep `keep` members.
-std::vector<AxisMap> compress_axes(const ir::Plan& p, const Why& blocked, int64_t keep, Result& r) {
+// `pad`: each reduced axis grows to the smallest divisor of its size that
+// holds the coordinates kept, taking more coordinates of its runs (any number
+// of a run's interchangeable coordinates may stand for it): dims divisible by
+// the axis as given stay divisible by it reduced.
+std::vector<AxisMap> compress_axes(const ir::Plan& p, const Why& blocked, int64_t keep, Result& r, bool pad = false) {
   std::vector<AxisMap> maps;
   for (size_t ai = 0; ai < p.mesh.axes.size(); ++ai) {
     const ir::MeshAxis& ax = p.mesh.axes[ai];
@@ -172,14 +176,28 @@ std::vector<AxisMap> compress_axes(const ir::Plan& p, const Why& blocked, int64_
       return s;
     };
     m.orig_of.clear();
-    int64_t start = 0;
-    while (start < ax.size) {
+    std::vector<std::pair<int64_t, int64_t>> runs;  // (first coordinate, length)
+    for (int64_t start = 0; start < ax.size;) {
       int64_t end = start;
       auto s0 = sig(start);
       while (end + 1 < ax.size && sig(end + 1) == s0) ++end;
-      for (int64_t j = 0; j < std::min<int64_t>(end - start + 1, keep); ++j) m.orig_of.push_back(start + j);
+      runs.emplace_back(start, end - start + 1);
       start = end + 1;
     }
+    std::vector<int64_t> take;
+    int64_t total = 0;
+    for (const auto& [first, len] : runs) total += take.emplace_back(std::min(len, keep));
+    if (pad) {
+      int64_t target = total;
+      while (ax.size % target != 0) ++target;
+      for (size_t i = 0; i < runs.size() && total < target; ++i) {
+        const int64_t more = std::min(runs[i].second - take[i], target - total);
+        take[i] += more;
+        total += more;
+      }
+    }
+    for (size_t i = 0; i < runs.size(); ++i)
+      for (int64_t j = 0; j < take[i]; ++j) m.orig_of.push_back(runs[i].first + j);
     m.to = static_cast<int64_t>(m.orig_of.size());
     maps.push_back(m);
   }
@@ -550,10 +568,11 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   size_t next_retry = 0;
   std::optional<std::string> trial;
   std::string first_failure;
+  bool pad_axes = false;  // after a failure: reduced axes grown to divide their sizes
   for (int round = 0; round < 8 + static_cast<int>(retry.size()); ++round) {
     Result t;
     t.reduced = c;
-    t.axes = compress_axes(c.plan, blocked, opt.keep, t);
+    t.axes = compress_axes(c.plan, blocked, opt.keep, t, pad_axes);
     apply_axes(t.reduced.plan, t.axes);
     std::map<std::string, int64_t> nd = shrink_dims(t.reduced, orig_base, dims, frozen);
     std::map<std::string, std::pair<int64_t, int64_t>> changed;
@@ -620,6 +639,14 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
         for (const auto& a : t.applied) tried += (tried.empty() ? "" : ", ") + a;
         if (!tried.empty()) first_failure += " with " + tried;
         retry = sizes_of_failing_op(c, d.items[0], dims);
+        // First the reduced axes grown to divisors of their sizes (a dim
+        // divisible by 64 experts' ranks is not by 5 of them, and may be by 8).
+        bool grows = false;
+        for (const auto& m : t.axes) grows |= m.to != m.from && m.from % m.to != 0;
+        if (grows) {
+          pad_axes = true;
+          continue;
+        }
       }
       if (trial) {
         blocked.erase(*trial);

@@ -3,6 +3,7 @@
 // placed on one rank, one microbatch or one layer.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 
@@ -363,4 +364,36 @@ TEST(Reduce, AnInvalidReducedInstanceKeepsTheSizeItFailsOn) {
   for (const auto& k : r.kept) said |= k.find("dim E kept at 4: the instance reduced with it does not validate") == 0;
   EXPECT_TRUE(said);
   EXPECT_EQ(verify::verify_case(c, "t", verify::VerifyOptions{}).kind, verify::VerdictKind::mismatch);
+}
+
+// One rank's program differs (a changed constant on rank 7 of ep 16): the ep
+// axis keeps 5 coordinates, which E/ep cannot divide when E is tied to other
+// sizes (here by ZeRO's shards). The reduced axis then grows to 8, a divisor
+// of 16, by keeping more interchangeable coordinates, and the bug is found.
+TEST(Reduce, AnAxisThatDividesNothingGrowsToADivisorOfItsSize) {
+  corpus::GenOptions g;
+  g.model = "deepseek-v3-671b";
+  g.ep = 16;
+  g.dp = 2;
+  g.zero = 1;
+  g.layers = 4;
+  ir::Case c = corpus::generate(g);
+  corpus::inject_bug(c, "constant-changed@rank=7");
+  reduce::Result r = reduce::reduce_case(c);
+  ASSERT_TRUE(r.changed);
+  EXPECT_TRUE(ir::validate_case(r.reduced, "r").empty());
+  const reduce::AxisMap* ep = nullptr;
+  for (const auto& m : r.axes)
+    if (m.axis == "ep") ep = &m;
+  ASSERT_NE(ep, nullptr);
+  EXPECT_EQ(ep->to, 8);
+  EXPECT_NE(std::find(ep->orig_of.begin(), ep->orig_of.end(), 7), ep->orig_of.end());  // the odd rank is kept
+  EXPECT_EQ(verify::verify_case(c, "t", verify::VerifyOptions{}).kind, verify::VerdictKind::mismatch);
+  // The correct plan still reduces to two ep coordinates.
+  reduce::Result ok = reduce::reduce_case(corpus::generate(g));
+  for (const auto& m : ok.axes) {
+    if (m.axis == "ep") {
+      EXPECT_EQ(m.to, 2);
+    }
+  }
 }
