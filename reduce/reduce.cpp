@@ -569,7 +569,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   std::optional<std::string> trial;
   std::string first_failure;
   bool pad_axes = false;  // after a failure: reduced axes grown to divide their sizes
-  for (int round = 0; round < 8 + static_cast<int>(retry.size()); ++round) {
+  // Rounds: up to 8 for pins, one to grow axes, one per size kept in a retry.
+  for (int round = 0; round < 9 + static_cast<int>(retry.size()); ++round) {
     Result t;
     t.reduced = c;
     t.axes = compress_axes(c.plan, blocked, opt.keep, t, pad_axes);
