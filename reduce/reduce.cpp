@@ -569,8 +569,10 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   std::optional<std::string> trial;
   std::string first_failure;
   bool pad_axes = false;  // after a failure: reduced axes grown to divide their sizes
-  // Rounds: up to 8 for pins, one to grow axes, one per size kept in a retry.
-  for (int round = 0; round < 9 + static_cast<int>(retry.size()); ++round) {
+  bool all_kept = false;  // after every single size failed: all of them kept at once
+  // Rounds: up to 8 for pins, one to grow axes, one per size kept in a
+  // retry, one with all of them.
+  for (int round = 0; round < 10 + static_cast<int>(retry.size()); ++round) {
     Result t;
     t.reduced = c;
     t.axes = compress_axes(c.plan, blocked, opt.keep, t, pad_axes);
@@ -660,6 +662,17 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
         if (c.plan.mesh.axis_index(s) ? blocked.emplace(s, why).second : frozen.emplace(s, why).second) trial = s;
       }
       if (trial) continue;
+      // A hard-coded extent may need two sizes at once (a slice of 20 rows
+      // of an A*C = 4*6 tensor fits neither 2*6 nor 4*2).
+      if (!all_kept && retry.size() > 1) {
+        all_kept = true;
+        const std::string why =
+            "kept with the failing op's other sizes: with any one of them kept alone the reduced instance does not validate (" +
+            first_failure + ")";
+        for (const auto& s : retry)
+          c.plan.mesh.axis_index(s) ? blocked.emplace(s, why) : frozen.emplace(s, why);
+        continue;
+      }
       r.kept = t.kept;
       r.kept.push_back("the reduced instance does not validate (" + first_failure + "); the plan is verified as given");
       return unchanged();

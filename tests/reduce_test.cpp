@@ -9,6 +9,7 @@
 
 #include "corpus/bugs.h"
 #include "corpus/generator.h"
+#include "frontend/proto/case_io.h"
 #include "ir/validate.h"
 #include "reduce/reduce.h"
 #include "verify/check.h"
@@ -364,6 +365,67 @@ TEST(Reduce, AnInvalidReducedInstanceKeepsTheSizeItFailsOn) {
   for (const auto& k : r.kept) said |= k.find("dim E kept at 4: the instance reduced with it does not validate") == 0;
   EXPECT_TRUE(said);
   EXPECT_EQ(verify::verify_case(c, "t", verify::VerifyOptions{}).kind, verify::VerdictKind::mismatch);
+}
+
+// A hard-coded extent that needs two sizes at once: 20 rows of an A*C = 4*6
+// tensor fit neither 2*6 nor 4*2. Both are kept together (before: nothing was
+// reduced), the rest still shrinks, and a wrong offset in the slice is found.
+TEST(Reduce, AnExtentNeedingTwoSizesKeepsBoth) {
+  auto text = [](const std::string& plan_offset) {
+    return R"pb(version: 1
+spec {
+  name: "two"
+  dims { name: "A" value: 4 } dims { name: "C" value: 6 } dims { name: "N" value: 8 }
+  graph {
+    inputs { name: "x" type { dtype: "f32" shape: "A" shape: "C" } }
+    inputs { name: "w" type { dtype: "f32" shape: "N" } }
+    outputs: "y" outputs: "s"
+    ops { kind: "reshape" operands: "x" results: "xf" attrs { name: "shape" ints { v: "A*C" } } }
+    ops { kind: "slice" operands: "xf" results: "y"
+          attrs { name: "dim" i: "0" } attrs { name: "offset" i: "0" } attrs { name: "size" i: "20" } }
+    ops { kind: "reduce_sum" operands: "w" results: "s" attrs { name: "dims" ints { v: "0" } } }
+  }
+}
+plan {
+  name: "two_dp2"
+  mesh { name: "dp" size: 2 }
+  dims { name: "A" value: 4 } dims { name: "C" value: 6 } dims { name: "N" value: 8 }
+  programs {
+    name: "dp"
+    graph {
+      inputs { name: "xs" type { dtype: "f32" shape: "A" shape: "C" } }
+      inputs { name: "ws" type { dtype: "f32" shape: "N/dp" } }
+      outputs: "z" outputs: "ps"
+      ops { kind: "reshape" operands: "xs" results: "xz" attrs { name: "shape" ints { v: "A*C" } } }
+      ops { kind: "slice" operands: "xz" results: "z"
+            attrs { name: "dim" i: "0" } attrs { name: "offset" i: ")pb" +
+           plan_offset + R"pb(" } attrs { name: "size" i: "20" } }
+      ops { kind: "reduce_sum" operands: "ws" results: "ps" attrs { name: "dims" ints { v: "0" } } }
+    }
+  }
+  placements { program: "dp" value: "xs" spec_value: "x" kind: "region"
+               region { offset: "0" size: "A" } region { offset: "0" size: "C" } }
+  placements { program: "dp" value: "ws" spec_value: "w" kind: "region" region { offset: "$dp*(N/dp)" size: "N/dp" } }
+  placements { program: "dp" value: "z" spec_value: "y" kind: "region" region { offset: "0" size: "20" } }
+  placements { program: "dp" value: "ps" spec_value: "s" kind: "partial" axes: "dp" }
+}
+)pb";
+  };
+  ir::Case c = frontend::parse_case(text("0"), "two.pbtxt");
+  reduce::Result r = reduce::reduce_case(c);
+  ASSERT_TRUE(r.changed);
+  EXPECT_TRUE(ir::validate_case(r.reduced, "r").empty());
+  EXPECT_EQ(r.dims.count("A"), 0u);
+  EXPECT_EQ(r.dims.count("C"), 0u);
+  ASSERT_EQ(r.dims.count("N"), 1u);
+  EXPECT_EQ(r.dims.at("N").second, 4);
+  bool said = false;
+  for (const auto& k : r.kept) said |= k.find("dim A kept at 4: kept with the failing op's other sizes") == 0;
+  EXPECT_TRUE(said);
+  EXPECT_EQ(verify::verify_case(c, "t", verify::VerifyOptions{}).kind, verify::VerdictKind::verified);
+  ir::Case bug = frontend::parse_case(text("1"), "two_bug.pbtxt");
+  EXPECT_TRUE(reduce::reduce_case(bug).changed);
+  EXPECT_EQ(verify::verify_case(bug, "t", verify::VerifyOptions{}).kind, verify::VerdictKind::mismatch);
 }
 
 // One rank's program differs (a changed constant on rank 7 of ep 16): the ep
