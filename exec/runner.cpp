@@ -139,14 +139,14 @@ class Executor {
     for (const ir::Instr& ins : code) {
       if (ins.kind == ir::Instr::bind) {
         std::vector<Tensor<F>> vals;
-        for (const auto& s : ins.src) vals.push_back(get(env, s));
-        for (size_t i = 0; i < ins.dst.size(); ++i)
-          define(env, ins.dst[i], std::move(vals[i]), ins, on);
+        for (const auto& s : ins.src()) vals.push_back(get(env, s));
+        for (size_t i = 0; i < ins.dst().size(); ++i)
+          define(env, ins.dst()[i], std::move(vals[i]), ins, on);
         continue;
       }
       const ir::Op& op = *ins.op;
       ir::Bindings b = base;
-      for (const auto& [k, v] : ins.loop) b[k] = v;
+      for (const auto& [k, v] : ins.loop()) b[k] = v;
       try {
         step(op, ins, b, env, on);
       } catch (const CommError&) {
@@ -288,7 +288,7 @@ RankOutcome run_rank(const Setup& st, Communicator& comm, const Values& inputs) 
       auto it = st.placed.find({prog->name, name});
       if (it == st.placed.end()) return;
       ir::Bindings vb = b;
-      for (const auto& [k, x] : ins.loop) vb[k] = x;
+      for (const auto& [k, x] : ins.loop()) vb[k] = x;
       std::string op = ins.op                        ? ins.op->label()
                        : ins.kind == ir::Instr::bind ? "loop result"
                                                      : "program input";

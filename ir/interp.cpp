@@ -17,34 +17,39 @@ const char* fn_name(Fn f) {
 }
 
 namespace {
-void unroll(const Graph& g, const Bindings& b, Bindings& loop, const std::string& iter, std::vector<Instr>& out) {
+// `loop`: the indices of the enclosing iterations, shared by the
+// instructions of this one (null outside every loop).
+void unroll(const Graph& g, const Bindings& b, const std::shared_ptr<const Bindings>& loop, const std::string& iter,
+            std::vector<Instr>& out) {
+  static const Bindings none;
+  const Bindings& outer = loop ? *loop : none;
   for (const auto& op : g.ops) {
     if (op.kind != "loop") {
-      out.push_back(Instr{Instr::exec, &op, {}, {}, loop, iter});
+      out.push_back(Instr{Instr::exec, &op, nullptr, nullptr, loop, iter});
       continue;
     }
     const Graph& body = op.regions.at(0);
     const std::string& var = std::get<std::string>(*op.attr("var"));
     Bindings lb = b;
-    for (const auto& [k, v] : loop) lb[k] = v;
+    for (const auto& [k, v] : outer) lb[k] = v;
     int64_t n = std::get<DimExpr>(*op.attr("count")).eval(lb);
-    out.push_back(Instr{Instr::bind, nullptr, body.inputs, op.operands, loop, iter});
+    out.push_back(Instr{Instr::bind, nullptr, &body.inputs, &op.operands, loop, iter});
     for (int64_t k = 0; k < n; ++k) {
-      loop["$" + var] = k;
+      auto inner = std::make_shared<Bindings>(outer);
+      (*inner)["$" + var] = k;
       std::string it = iter + (iter.empty() ? "" : ",") + var + "=" + std::to_string(k);
-      unroll(body, b, loop, it, out);
-      if (k + 1 < n) out.push_back(Instr{Instr::bind, nullptr, body.inputs, body.outputs, loop, it});
+      std::shared_ptr<const Bindings> shared = std::move(inner);
+      unroll(body, b, shared, it, out);
+      if (k + 1 < n) out.push_back(Instr{Instr::bind, nullptr, &body.inputs, &body.outputs, shared, it});
     }
-    loop.erase("$" + var);
-    out.push_back(Instr{Instr::bind, nullptr, op.results, body.outputs, loop, iter});
+    out.push_back(Instr{Instr::bind, nullptr, &op.results, &body.outputs, loop, iter});
   }
 }
 }  // namespace
 
 std::vector<Instr> flatten(const Graph& g, const Bindings& b) {
   std::vector<Instr> out;
-  Bindings loop;
-  unroll(g, b, loop, "", out);
+  unroll(g, b, nullptr, "", out);
   for (size_t i = 0; i < out.size(); ++i) out[i].seq = i;
   return out;
 }

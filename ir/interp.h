@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -19,11 +20,29 @@ namespace parity::ir {
 // One step of a program with loops unrolled.
 struct Instr {
   enum Kind { exec, bind } kind = exec;
-  const Op* op = nullptr;              // exec
-  std::vector<std::string> dst, src;   // bind: dst[i] = src[i], simultaneously
-  Bindings loop;                       // `$var` -> iteration index
-  std::string iter;                    // "mb=1,layer=0", for messages
-  size_t seq = 0;                      // position in the unrolled program: a clock shared by ranks
+  const Op* op = nullptr;  // exec
+  // bind: dst()[i] = src()[i], simultaneously. The name lists belong to the
+  // graph, and an iteration's instructions share one set of loop indices: a
+  // program unrolls to tens of thousands of instructions.
+  const std::vector<std::string>* dst_list = nullptr;
+  const std::vector<std::string>* src_list = nullptr;
+  std::shared_ptr<const Bindings> loop_indices;  // `$var` -> iteration index; null: none
+  std::string iter;                              // "mb=1,layer=0", for messages
+  size_t seq = 0;                                // position in the unrolled program: a clock shared by ranks
+
+  const std::vector<std::string>& dst() const { return dst_list ? *dst_list : no_names(); }
+  const std::vector<std::string>& src() const { return src_list ? *src_list : no_names(); }
+  const Bindings& loop() const { return loop_indices ? *loop_indices : no_loop(); }
+
+ private:
+  static const std::vector<std::string>& no_names() {
+    static const std::vector<std::string> none;
+    return none;
+  }
+  static const Bindings& no_loop() {
+    static const Bindings none;
+    return none;
+  }
 };
 
 // Unrolls `g`; loop counts are evaluated under `b`.
@@ -37,7 +56,7 @@ class IterBindings {
   const Bindings& of(const Bindings& base, const Instr& ins) {
     if (!built_ || iter_ != ins.iter) {
       b_ = base;
-      for (const auto& [k, v] : ins.loop) b_[k] = v;
+      for (const auto& [k, v] : ins.loop()) b_[k] = v;
       iter_ = ins.iter;
       built_ = true;
     }
@@ -156,10 +175,10 @@ std::map<std::string, Tensor<typename D::S>> run_graph(
   for (const Instr& ins : flatten(g, b)) {
     if (ins.kind == Instr::bind) {
       std::vector<T> vals;
-      for (const auto& s : ins.src) vals.push_back(env.at(s));
-      for (size_t i = 0; i < ins.dst.size(); ++i) {
-        env[ins.dst[i]] = std::move(vals[i]);
-        if (on_value) on_value(ins.dst[i], ins, env[ins.dst[i]]);
+      for (const auto& s : ins.src()) vals.push_back(env.at(s));
+      for (size_t i = 0; i < ins.dst().size(); ++i) {
+        env[ins.dst()[i]] = std::move(vals[i]);
+        if (on_value) on_value(ins.dst()[i], ins, env[ins.dst()[i]]);
       }
       continue;
     }
@@ -275,8 +294,8 @@ class PlanRunner {
       out.resize(instrs.size());
       for (size_t i = 0; i < instrs.size(); ++i) {
         const Instr& ins = instrs[i];
-        for (const auto& x : ins.kind == Instr::bind ? ins.src : ins.op->operands) in[i].push_back(of(x));
-        for (const auto& x : ins.kind == Instr::bind ? ins.dst : ins.op->results) out[i].push_back(of(x));
+        for (const auto& x : ins.kind == Instr::bind ? ins.src() : ins.op->operands) in[i].push_back(of(x));
+        for (const auto& x : ins.kind == Instr::bind ? ins.dst() : ins.op->results) out[i].push_back(of(x));
       }
     }
   };
@@ -336,7 +355,7 @@ class PlanRunner {
       if (ins.kind == Instr::bind) {
         std::vector<T> vals;
         for (uint32_t x : in) vals.push_back(value(s, r, x));
-        for (size_t i = 0; i < out.size(); ++i) define(st, r, out[i], ins.dst[i], std::move(vals[i]), ins, on_value);
+        for (size_t i = 0; i < out.size(); ++i) define(st, r, out[i], ins.dst()[i], std::move(vals[i]), ins, on_value);
         ++s.pc;
         moved = true;
         continue;

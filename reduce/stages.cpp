@@ -128,7 +128,7 @@ void StageGraph::build_spec_nodes() {
   }
   for (size_t i = 0; i < spec_code_.size(); ++i) {
     const ir::Instr& ins = spec_code_[i];
-    if (ins.kind != ir::Instr::exec || !ins.loop.empty())
+    if (ins.kind != ir::Instr::exec || !ins.loop().empty())
       throw ir::EvalError("the spec has loops; stages need a straight-line spec");
     for (size_t k = 0; k < ins.op->results.size(); ++k) {
       Node n{-1, static_cast<int32_t>(i), static_cast<int32_t>(k), &ins.op->results[k], {}, -1, 0, {}};
@@ -149,8 +149,8 @@ void StageGraph::build_nodes() {
     code.instrs = ir::flatten(prog.graph, base);
     std::map<ir::Bindings, int32_t> iters;
     for (const auto& ins : code.instrs) {
-      auto [it, fresh] = iters.try_emplace(ins.loop, static_cast<int32_t>(code.iter_loop.size()));
-      if (fresh) code.iter_loop.push_back(ins.loop);
+      auto [it, fresh] = iters.try_emplace(ins.loop(), static_cast<int32_t>(code.iter_loop.size()));
+      if (fresh) code.iter_loop.push_back(ins.loop());
       code.iter.push_back(it->second);
       code.attrs.push_back(fixed_attrs_key(ins));
     }
@@ -198,8 +198,8 @@ void StageGraph::build_nodes() {
       const auto ii = static_cast<int32_t>(i);
       if (ins.kind == ir::Instr::bind) {
         std::vector<int32_t> src;
-        for (const auto& x : ins.src) src.push_back(env.at(x));
-        for (size_t k = 0; k < ins.dst.size(); ++k) add(ii, static_cast<int32_t>(k), ins.dst[k], {src[k]});
+        for (const auto& x : ins.src()) src.push_back(env.at(x));
+        for (size_t k = 0; k < ins.dst().size(); ++k) add(ii, static_cast<int32_t>(k), ins.dst()[k], {src[k]});
         continue;
       }
       const ir::Op& op = *ins.op;

@@ -156,7 +156,7 @@ bool numerically_differs(const ir::Case& c, uint64_t seed) {
         if (it == pl.end()) return;
         ir::Bindings b = c.plan.rank_bindings(rank);
         for (const auto& [k, x] : dims) b.emplace(k, x);
-        for (const auto& [k, x] : ins.loop) b[k] = x;
+        for (const auto& [k, x] : ins.loop()) b[k] = x;
         for (const ir::Placement* p : it->second) {
           if (p->kind == ir::PlacementKind::region) {
             compare(*p, b, v);

@@ -215,7 +215,7 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
         if (!b) {
           ir::Bindings nb = p.rank_bindings(rank);
           for (const auto& [k, x] : st.dims) nb.emplace(k, x);
-          for (const auto& [k, x] : ins.loop) nb[k] = x;
+          for (const auto& [k, x] : ins.loop()) nb[k] = x;
           b = std::make_shared<const ir::Bindings>(std::move(nb));
         }
         for (size_t idx : *placed)
