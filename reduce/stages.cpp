@@ -118,6 +118,11 @@ const ir::Bindings& StageGraph::bindings(const Node& n) const {
   return rank_iter_[static_cast<size_t>(n.rank)][static_cast<size_t>(code.iter[static_cast<size_t>(n.instr)])];
 }
 
+std::span<const int32_t> StageGraph::keep_deps(std::vector<int32_t> deps) {
+  dep_lists_.push_back(std::move(deps));
+  return dep_lists_.back();
+}
+
 void StageGraph::build_spec_nodes() {
   const ir::Graph& g = c_.spec->graph;
   spec_code_ = ir::flatten(g, dims_);
@@ -132,7 +137,9 @@ void StageGraph::build_spec_nodes() {
       throw ir::EvalError("the spec has loops; stages need a straight-line spec");
     for (size_t k = 0; k < ins.op->results.size(); ++k) {
       Node n{-1, static_cast<int32_t>(i), static_cast<int32_t>(k), &ins.op->results[k], {}, -1, 0, {}};
-      for (const auto& o : ins.op->operands) n.deps.push_back(spec_node_of_.at(o));
+      std::vector<int32_t> deps;
+      for (const auto& o : ins.op->operands) deps.push_back(spec_node_of_.at(o));
+      n.deps = keep_deps(std::move(deps));
       if (!spec_node_of_.emplace(*n.name, static_cast<int32_t>(nodes_.size())).second)
         throw ir::EvalError("spec value defined twice");
       nodes_.push_back(std::move(n));
@@ -155,9 +162,8 @@ void StageGraph::build_nodes() {
       code.attrs.push_back(fixed_attrs_key(ins));
     }
   }
-  std::map<std::string, std::unordered_map<std::string, std::vector<uint32_t>>> placements_of;  // program -> value ->
   for (size_t i = 0; i < p.placements.size(); ++i)
-    placements_of[p.placements[i].program][p.placements[i].value].push_back(static_cast<uint32_t>(i));
+    placements_of_[p.placements[i].program][p.placements[i].value].push_back(static_cast<uint32_t>(i));
 
   // Every rank running a program has the same nodes, shifted: the program's
   // nodes are laid out once (operands as local indices), then copied per
@@ -178,17 +184,19 @@ void StageGraph::build_nodes() {
   struct Layout {
     std::vector<TNode> nodes;
     std::vector<TEvent> events;
+    size_t deps = 0;  // operands over all nodes
   };
   std::map<std::string, Layout> layout;
   for (const auto& prog : p.programs) {
     Layout& L = layout[prog.name];
     const auto& code = code_.at(prog.name).instrs;
-    const auto& placed = placements_of[prog.name];
+    const auto& placed = placements_of_[prog.name];
     std::unordered_map<std::string_view, int32_t> env;
     env.reserve(code.size() * 2);
     auto add = [&](int32_t instr, int32_t result, const std::string& name, std::vector<int32_t> deps) {
       auto it = placed.find(name);
       env[name] = static_cast<int32_t>(L.nodes.size());
+      L.deps += deps.size();
       L.nodes.push_back(TNode{instr, result, &name, std::move(deps), it == placed.end() ? nullptr : &it->second});
       return static_cast<int32_t>(L.nodes.size() - 1);
     };
@@ -238,6 +246,7 @@ void StageGraph::build_nodes() {
   // Too large to lay out (a node per rank and instruction): the caller says why.
   if (rank_instructions_ > max_rank_instructions_) return;
   nodes_.resize(total);
+  rank_deps_.assign(static_cast<size_t>(n), {});
   ir::parallel_for(static_cast<size_t>(n), threads_ ? threads_ : ir::hardware_threads(), [&](size_t r) {
     const ir::Program* prog = prog_of_[r];
     if (!prog) return;
@@ -251,12 +260,16 @@ void StageGraph::build_nodes() {
     rank_base_[r] = std::move(rb);
     const auto base = static_cast<int32_t>(first[r]);
     const Layout& L = layout.at(prog->name);
+    std::vector<int32_t>& store = rank_deps_[r];
+    store.reserve(L.deps);  // exactly: the spans below stay valid
     for (size_t j = 0; j < L.nodes.size(); ++j) {
       const TNode& t = L.nodes[j];
       Node& nd = nodes_[first[r] + j];
-      nd = Node{static_cast<int32_t>(r), t.instr, t.result, t.name, t.deps, -1, 0, {}};
-      for (int32_t& d : nd.deps) d += base;
-      if (t.placements) nd.placements = *t.placements;
+      const size_t at = store.size();
+      for (int32_t d : t.deps) store.push_back(d + base);
+      nd = Node{static_cast<int32_t>(r), t.instr, t.result, t.name, std::span<const int32_t>(store.data() + at, t.deps.size()),
+                -1, 0, {}};
+      if (t.placements) nd.placements = std::span<const uint32_t>(*t.placements);
     }
   });
   using Key = std::tuple<int64_t, int64_t, int64_t>;  // (src, dst, tag)
@@ -302,7 +315,7 @@ void StageGraph::build_nodes() {
   for (auto& [key, rs] : recvd) {
     auto it = sent.find(key);
     if (it == sent.end() || it->second.size() != rs.size()) throw ir::EvalError("unmatched send/recv");
-    for (size_t i = 0; i < rs.size(); ++i) nodes_[static_cast<size_t>(rs[i])].deps = {it->second[i]};
+    for (size_t i = 0; i < rs.size(); ++i) nodes_[static_cast<size_t>(rs[i])].deps = keep_deps({it->second[i]});
   }
   int32_t inst = 0;
   for (auto& [key, ms] : colls) {
@@ -312,9 +325,10 @@ void StageGraph::build_nodes() {
                           std::to_string(ms.size()) + " of " + std::to_string(key.first.size()) + " members");
     std::vector<int32_t> ops;
     for (const auto& m : ms) ops.push_back(m.operand);
+    const std::span<const int32_t> shared = keep_deps(std::move(ops));
     for (const auto& m : ms) {
       Node& nd = nodes_[static_cast<size_t>(m.node)];
-      nd.deps = ops;
+      nd.deps = shared;
       nd.coll = inst;
       nd.member = static_cast<int32_t>(m.pos);
     }
@@ -333,7 +347,8 @@ void StageGraph::build_stages() {
     cut_[static_cast<size_t>(z)] = 1;
     placement_spec_node_.push_back(z);
   }
-  spec_type_key_.assign(nodes_.size(), std::string());
+  // Spec nodes come first: one entry each.
+  spec_type_key_.assign(spec_node_of_.size(), std::string());
   for (const auto& [name, id] : spec_node_of_) {
     std::string& k = spec_type_key_[static_cast<size_t>(id)];
     if (auto it = spec_types_.find(name); it != spec_types_.end()) {
@@ -466,7 +481,7 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
       std::vector<std::string> axes = P.axes;
       std::sort(axes.begin(), axes.end());
       std::vector<int64_t> off;
-      ir::Bindings b = bindings(nd);
+      const ir::Bindings& b = bindings(nd);
       for (const auto& d : P.region) off.push_back(d.offset.eval(b));
       PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c, off};
       auto it = partial_at.find(k);

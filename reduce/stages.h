@@ -7,10 +7,12 @@
 // is proved once. The argument is in docs/soundness.md.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <unordered_set>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -27,10 +29,12 @@ struct Node {
   int32_t instr = -1;   // index into the unrolled code of the rank's program (spec: the spec's); -1: an input
   int32_t result = 0;   // which result of the op
   const std::string* name = nullptr;  // the value's name, owned by the case or the graph's code
-  std::vector<int32_t> deps;  // operands; a collective's are every member's operand, in group order; a recv's the sent value
+  // Operands; a collective's are every member's operand, in group order (one
+  // list shared by the members); a recv's the sent value. Owned by the graph.
+  std::span<const int32_t> deps;
   int32_t coll = -1;          // collective instance, shared by its members
   int32_t member = 0;         // position in the group
-  std::vector<uint32_t> placements;  // placements of this instance
+  std::span<const uint32_t> placements;  // placements of this instance (owned by the graph)
 };
 
 struct Obligation {
@@ -109,6 +113,13 @@ class StageGraph {
   std::vector<std::string> spec_type_key_;
   std::vector<int32_t> placement_spec_node_;
   std::map<std::string, std::vector<int32_t>> placed_on_;  // spec value -> plan nodes placed on it
+  // Operand lists: each rank's in one array (filled on its own thread), the
+  // spec's, receives' and collectives' kept whole.
+  std::vector<std::vector<int32_t>> rank_deps_;
+  std::deque<std::vector<int32_t>> dep_lists_;
+  std::span<const int32_t> keep_deps(std::vector<int32_t> deps);
+  // Program -> value -> its placements; shared by every rank's node of it.
+  std::map<std::string, std::unordered_map<std::string, std::vector<uint32_t>>> placements_of_;
   std::vector<Stage> stages_;
   mutable std::mutex keys_mutex_;
   mutable std::unordered_set<std::string> keys_;  // the distinct stage keys

@@ -27,8 +27,8 @@ std::vector<LineageStep> lineage(const reduce::StageGraph& g, int64_t rank, cons
   const ir::Plan& p = c.plan;
   // Loop-carried copies (bind) are looked through: they are not computations.
   auto resolve = [&](int32_t id) {
-    for (int k = 0; k < 1000 && is_bind(nodes[static_cast<size_t>(id)]); ++k)
-      id = nodes[static_cast<size_t>(id)].deps.at(0);
+    for (int k = 0; k < 1000 && is_bind(nodes[static_cast<size_t>(id)]) && !nodes[static_cast<size_t>(id)].deps.empty(); ++k)
+      id = nodes[static_cast<size_t>(id)].deps[0];
     return id;
   };
   std::map<int32_t, size_t> index;  // node -> step

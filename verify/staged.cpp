@@ -124,7 +124,8 @@ class StageProver {
       const reduce::Node& nd = nodes[static_cast<size_t>(id)];
       const ir::Instr& ins = g_.instr(nd);
       if (ins.kind == ir::Instr::bind || ins.op->kind == "recv") {
-        computed[id] = val(nd.deps.at(0));
+        if (nd.deps.empty()) throw ir::EvalError("a copy without a source");
+        computed[id] = val(nd.deps[0]);
         continue;
       }
       const ir::Bindings& b = g_.bindings(nd);

@@ -8,6 +8,7 @@
 // since a flat sum does not depend on the order it was built in.
 #pragma once
 #include <functional>
+#include <span>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -48,7 +49,7 @@ class SumChains {
   Outcome run(int32_t id, const std::function<const T&(int32_t)>& value,
               const std::function<T(const std::vector<const T*>&)>& eval, T& out) {
     if (!is_add(id)) return Outcome::not_handled;
-    const std::vector<int32_t>& deps = node(id).deps;
+    const std::span<const int32_t> deps = node(id).deps;
     bool reads = pending_.count(deps[0]) || pending_.count(deps[1]);
     if (!reads && !defer_.count(id)) return Outcome::not_handled;
     auto shape_of = [&](int32_t d) -> const std::vector<int64_t>& {
