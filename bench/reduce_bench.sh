@@ -101,6 +101,38 @@ curve() {
   done
   echo "| $name | \`$* $flag ...\` |$row | $(python3 -c "print(f'{$last/$first:.2f}')") |"
 }
+# Where the layers curve's time goes: the phases of `parity verify` (its
+# --json timings, fastest run) at the curve's two ends, and the process as a
+# whole (start-up included: loading the solver and MLIR libraries).
+phases() {
+  local f="$T/ph.pb" best="" bt=""
+  "$P" gen "$@" -o "$f" >/dev/null
+  for _ in $(seq "${REPEAT:-1}"); do
+    local s0 s1
+    s0=$(date +%s.%N)
+    timeout "${LIMIT:-600}" "$P" verify "$f" --json "$T/ph.json" >/dev/null || true
+    s1=$(date +%s.%N)
+    local t
+    t=$(python3 -c "print(f'{$s1-$s0:.3f}')")
+    if [ -z "$bt" ] || python3 -c "import sys; sys.exit(0 if $t < $bt else 1)"; then
+      bt=$t
+      best=$(python3 - "$T/ph.json" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["timings"]
+v = t.get("validate", 0)
+print(f'{t["read"]:.3f} | {v:.3f} | {t["validate_and_reduce"] - v:.3f} | {t["stage_build"]:.3f} | {t["stage_prove"]:.3f}')
+PY
+)
+    fi
+  done
+  echo "| \`$*\` | $best | $bt |"
+}
+echo "| layers curve end | read | validate | reduce (and validate the reduced instance) | stage graph | prove | process (s) |"
+echo "|---|---|---|---|---|---|---|"
+phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 16
+phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126
+echo
+
 echo "| curve | base | points | largest/smallest |"
 echo "|---|---|---|---|"
 if [ "${QUICK:-}" = 1 ]; then

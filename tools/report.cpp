@@ -92,7 +92,10 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
     j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});
   j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks}};
   j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"cached", v.cached_stages}, {"note", v.stage_note}};
-  j["timings"] = {{"read", v.read_seconds}, {"validate_and_reduce", v.reduce_seconds}, {"stage_build", v.stage_build_seconds},
+  j["timings"] = {{"read", v.read_seconds},
+                  {"validate_and_reduce", v.reduce_seconds},
+                  {"validate", v.validate_seconds},
+                  {"stage_build", v.stage_build_seconds},
                   {"stage_prove", v.stage_prove_seconds}, {"whole_check", v.whole_seconds}};
   j["stage_list"] = nlohmann::json::array();
   for (const auto& st : v.stage_list)

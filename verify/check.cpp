@@ -1078,6 +1078,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     if (!d.empty()) {
       return invalid_verdict(d);
     }
+    const double validate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     progress_start(opt.progress, "reducing");
     reduce::Options ro;
     ro.threads = opt.threads;
@@ -1195,6 +1196,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     const ir::Case* checked = loose_case ? loose_case : full_case ? full_case : &target;
     const reduce::StageGraph* graph = loose_case || full_case ? nullptr : sr.graph.get();
     v.reduce_seconds = reduce_s;
+    v.validate_seconds = validate_s;
     v.stage_build_seconds = sr.build_seconds;
     v.stage_prove_seconds = sr.prove_seconds;
     v.reductions = used->applied;

@@ -92,6 +92,7 @@ struct Verdict {
   // Where the time went: validation and reduction, building the stages,
   // proving them, and the whole-plan check (when it ran).
   double reduce_seconds = 0, stage_build_seconds = 0, stage_prove_seconds = 0, whole_seconds = 0;
+  double validate_seconds = 0;  // of reduce_seconds: validating the plan as given
   double read_seconds = 0;  // reading and converting the input (set by the caller that read it)
 };
 
