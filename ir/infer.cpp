@@ -221,11 +221,11 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
     }
     c.define(nullptr, in, it->second);
   }
-  if (c.errors) return c.all;
+  if (c.errors) return std::move(c.all);
   for (const auto& op : g.ops) c.check_op(op);
   for (const auto& o : g.outputs)
     if (!c.scope.count(o) && !c.poisoned.count(o)) c.report(nullptr, "output '" + o + "' is not defined");
-  return c.all;
+  return std::move(c.all);
 }
 
 }  // namespace parity::ir

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstdio>
 #include <optional>
+#include <set>
 #include <string_view>
 #include <tuple>
 #include <unordered_map>
@@ -37,11 +38,22 @@ std::string num(double x) {
   return b;
 }
 
+bool rank_free(const ir::DimExpr& e) {
+  std::set<std::string> syms;
+  e.symbols(syms);
+  for (const auto& s : syms)
+    if (!s.empty() && s[0] == '$') return false;
+  return true;
+}
+
 // The attributes of an instruction as they enter a stage key: expressions
 // evaluated under `b`; peers, tags and groups left out (the instance graph
-// has resolved them). Without bindings, false at the first expression that
-// needs them.
-bool append_attrs_key(std::string& k, const ir::Instr& ins, const ir::Bindings* b) {
+// has resolved them). Without bindings, expressions free of `$` symbols
+// (coordinates, loop indices) are evaluated under `fixed`, the bindings every
+// instance shares, and the result is false at the first expression that
+// needs more.
+bool append_attrs_key(std::string& k, const ir::Instr& ins, const ir::Bindings* b,
+                      const ir::Bindings* fixed = nullptr) {
   if (ins.kind == ir::Instr::bind) {
     k += "bind";
     return true;
@@ -51,6 +63,7 @@ bool append_attrs_key(std::string& k, const ir::Instr& ins, const ir::Bindings* 
   auto ev = [&](const ir::DimExpr& e) {
     if (e.is_const()) put(k, e.const_value());
     else if (b) put_expr(k, e, *b);
+    else if (fixed && rank_free(e)) put_expr(k, e, *fixed);
     else ok = false;
   };
   k += op.kind;
@@ -79,9 +92,9 @@ bool append_attrs_key(std::string& k, const ir::Instr& ins, const ir::Bindings* 
   return ok;
 }
 
-std::optional<std::string> fixed_attrs_key(const ir::Instr& ins) {
+std::optional<std::string> fixed_attrs_key(const ir::Instr& ins, const ir::Bindings& shared) {
   std::string k;
-  if (!append_attrs_key(k, ins, nullptr)) return std::nullopt;
+  if (!append_attrs_key(k, ins, nullptr, &shared)) return std::nullopt;
   return k;
 }
 
@@ -126,7 +139,12 @@ std::span<const int32_t> StageGraph::keep_deps(std::vector<int32_t> deps) {
 void StageGraph::build_spec_nodes() {
   const ir::Graph& g = c_.spec->graph;
   spec_code_ = ir::flatten(g, dims_);
-  for (const auto& ins : spec_code_) spec_attrs_.push_back(fixed_attrs_key(ins));
+  // Spec instances are keyed under the dims alone, loop indices unbound.
+  for (const auto& ins : spec_code_) {
+    std::string k;
+    append_attrs_key(k, ins, &dims_);
+    spec_attrs_.push_back(std::move(k));
+  }
   for (const auto& in : g.inputs) {
     spec_node_of_[in] = static_cast<int32_t>(nodes_.size());
     nodes_.push_back(Node{-1, -1, 0, &in, {}, -1, 0, {}});
@@ -159,7 +177,7 @@ void StageGraph::build_nodes() {
       auto [it, fresh] = iters.try_emplace(ins.loop(), static_cast<int32_t>(code.iter_loop.size()));
       if (fresh) code.iter_loop.push_back(ins.loop());
       code.iter.push_back(it->second);
-      code.attrs.push_back(fixed_attrs_key(ins));
+      code.attrs.push_back(fixed_attrs_key(ins, base));
     }
   }
   for (size_t i = 0; i < p.placements.size(); ++i)
