@@ -31,7 +31,10 @@ DimExpr DimExpr::binary(Kind k, const DimExpr& a, const DimExpr& b) {
         if (y != 0 && !(x == INT64_MIN && y == -1) && x % y == 0) return DimExpr(x / y);
         break;
       case Kind::Mod:
-        if (y != 0 && !(x == INT64_MIN && y == -1)) return DimExpr(x % y);
+        if (y != 0 && !(x == INT64_MIN && y == -1)) {  // as evaluation: never negative
+          r = x % y;
+          return DimExpr(r < 0 ? r + (y < 0 ? -y : y) : r);
+        }
         break;
       default: break;
     }
@@ -92,6 +95,29 @@ bool DimExpr::eval_node(const Node& n, const Bindings& b, int64_t& out) {
 }
 
 bool DimExpr::try_eval(const Bindings& b, int64_t& out) const { return eval_node(*node_, b, out); }
+
+std::shared_ptr<const DimExpr::Node> DimExpr::bind_node(const std::shared_ptr<const Node>& n, const Bindings& b) {
+  switch (n->kind) {
+    case Kind::Const: return n;
+    case Kind::Sym: {
+      auto it = b.find(n->name);
+      return it == b.end() ? n : std::make_shared<Node>(Node{Kind::Const, it->second, {}, {}, {}});
+    }
+    default: break;
+  }
+  auto l = bind_node(n->lhs, b);
+  auto r = n->rhs ? bind_node(n->rhs, b) : nullptr;
+  if (l == n->lhs && r == n->rhs) return n;
+  auto m = std::make_shared<Node>(Node{n->kind, 0, {}, l, r});
+  // Folded by evaluation itself, so a fold never changes a value or a failure.
+  static const Bindings kNone;
+  int64_t v;
+  if (l->kind == Kind::Const && (!r || r->kind == Kind::Const) && eval_node(*m, kNone, v))
+    return std::make_shared<Node>(Node{Kind::Const, v, {}, {}, {}});
+  return m;
+}
+
+DimExpr DimExpr::bind(const Bindings& b) const { return DimExpr(bind_node(node_, b)); }
 
 int64_t DimExpr::eval(const Bindings& b) const {
   int64_t v;

@@ -35,6 +35,11 @@ class DimExpr {
   // inexact division.
   int64_t eval(const Bindings& b) const;
   bool try_eval(const Bindings& b, int64_t& out) const;
+  // Every symbol bound in `b` replaced by its value, constant subexpressions
+  // folded where they evaluate: under any bindings that agree with `b` on its
+  // symbols, evaluates (or fails) exactly as this expression does. Stage keys
+  // bind the dims once and look up only coordinates per instance.
+  DimExpr bind(const Bindings& b) const;
   void symbols(std::set<std::string>& out) const;
   // Degree in symbol `s`; a `/` or `%` with `s` inside counts as 99 (not
   // polynomial). Degree <= 1 in every coordinate makes an expression
@@ -60,6 +65,7 @@ class DimExpr {
   explicit DimExpr(std::shared_ptr<const Node> n) : node_(std::move(n)) {}
   static DimExpr binary(Kind k, const DimExpr& a, const DimExpr& b);
   static bool eval_node(const Node& n, const Bindings& b, int64_t& out);
+  static std::shared_ptr<const Node> bind_node(const std::shared_ptr<const Node>& n, const Bindings& b);
   std::shared_ptr<const Node> node_;
 };
 

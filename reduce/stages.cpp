@@ -21,6 +21,10 @@ bool is_collective(const ir::Op& op) {
 }
 
 void put(std::string& k, int64_t v) {
+  if (v >= 0 && v < 10) {  // most are: local numbers, small sizes
+    k.push_back(static_cast<char>('0' + v));
+    return;
+  }
   char b[24];
   auto r = std::to_chars(b, b + sizeof b, v);
   k.append(b, r.ptr);
@@ -46,56 +50,69 @@ bool rank_free(const ir::DimExpr& e) {
   return true;
 }
 
-// The attributes of an instruction as they enter a stage key: expressions
-// evaluated under `b`; peers, tags and groups left out (the instance graph
-// has resolved them). Without bindings, expressions free of `$` symbols
-// (coordinates, loop indices) are evaluated under `fixed`, the bindings every
-// instance shares, and the result is false at the first expression that
-// needs more.
-bool append_attrs_key(std::string& k, const ir::Instr& ins, const ir::Bindings* b,
-                      const ir::Bindings* fixed = nullptr) {
+// The attributes of an instruction as they enter a stage key, with peers,
+// tags and groups left out (the instance graph has resolved them): text with
+// the expressions that read coordinates or loop indices (`$` symbols) left
+// to evaluate per instance, the dims and axis sizes in `shared` already bound.
+// Built once per instruction of a program, not per instance.
+AttrKey make_attrs_key(const ir::Instr& ins, const ir::Bindings& shared) {
+  AttrKey t;
+  std::string& k = t.text.emplace_back();
   if (ins.kind == ir::Instr::bind) {
     k += "bind";
-    return true;
+    return t;
   }
   const ir::Op& op = *ins.op;
-  bool ok = true;
   auto ev = [&](const ir::DimExpr& e) {
-    if (e.is_const()) put(k, e.const_value());
-    else if (b) put_expr(k, e, *b);
-    else if (fixed && rank_free(e)) put_expr(k, e, *fixed);
-    else ok = false;
+    if (e.is_const()) put(t.text.back(), e.const_value());
+    else if (rank_free(e)) put_expr(t.text.back(), e, shared);
+    else {
+      t.exprs.push_back(e.bind(shared));
+      t.text.emplace_back();
+    }
   };
-  k += op.kind;
-  k += '{';
+  auto text = [&]() -> std::string& { return t.text.back(); };
+  text() += op.kind;
+  text() += '{';
   for (const auto& [name, a] : op.attrs) {
     if (name == "peer" || name == "tag" || name == "axes" || name == "groups") continue;
-    k += name;
-    k += '=';
-    if (auto* d = std::get_if<double>(&a)) k += num(*d);
-    else if (auto* s = std::get_if<std::string>(&a)) k += *s;
+    text() += name;
+    text() += '=';
+    if (auto* d = std::get_if<double>(&a)) text() += num(*d);
+    else if (auto* s = std::get_if<std::string>(&a)) text() += *s;
     else if (auto* e = std::get_if<ir::DimExpr>(&a)) ev(*e);
     else if (auto* ds = std::get_if<ir::Dims>(&a)) {
       for (const auto& e : *ds) {
         ev(e);
-        k += ',';
+        text() += ',';
       }
     } else if (auto* ss = std::get_if<ir::Strings>(&a)) {
       for (const auto& s2 : *ss) {
-        k += s2;
-        k += ',';
+        text() += s2;
+        text() += ',';
       }
     }
-    k += ';';
+    text() += ';';
   }
-  k += '}';
-  return ok;
+  text() += '}';
+  return t;
 }
 
-std::optional<std::string> fixed_attrs_key(const ir::Instr& ins, const ir::Bindings& shared) {
-  std::string k;
-  if (!append_attrs_key(k, ins, nullptr, &shared)) return std::nullopt;
-  return k;
+// A placement's region (offsets and sizes evaluated under `b`) and axes.
+void append_region_key(std::string& k, const std::vector<ir::Range>& region, const std::vector<std::string>& axes,
+                       const ir::Bindings& b) {
+  k += '[';
+  for (const auto& rg : region) {
+    put_expr(k, rg.offset, b);
+    k += ':';
+    put_expr(k, rg.size, b);
+    k += ',';
+  }
+  k += ']';
+  for (const auto& a : axes) {
+    k += a;
+    k += ',';
+  }
 }
 
 
@@ -124,6 +141,14 @@ const ir::Instr& StageGraph::instr(const Node& n) const {
   return code_of_[static_cast<size_t>(n.rank)]->instrs.at(static_cast<size_t>(n.instr));
 }
 
+const ir::Bindings& StageGraph::coords(const Node& n) const {
+  static const ir::Bindings kNone;
+  if (n.rank < 0) return kNone;
+  if (n.instr < 0) return rank_coords_[static_cast<size_t>(n.rank)];
+  const Code& code = *code_of_[static_cast<size_t>(n.rank)];
+  return rank_iter_coords_[static_cast<size_t>(n.rank)][static_cast<size_t>(code.iter[static_cast<size_t>(n.instr)])];
+}
+
 const ir::Bindings& StageGraph::bindings(const Node& n) const {
   if (n.rank < 0) return dims_;  // the spec is straight-line
   if (n.instr < 0) return rank_base_[static_cast<size_t>(n.rank)];
@@ -141,9 +166,14 @@ void StageGraph::build_spec_nodes() {
   spec_code_ = ir::flatten(g, dims_);
   // Spec instances are keyed under the dims alone, loop indices unbound.
   for (const auto& ins : spec_code_) {
-    std::string k;
-    append_attrs_key(k, ins, &dims_);
-    spec_attrs_.push_back(std::move(k));
+    AttrKey t = make_attrs_key(ins, dims_);
+    for (size_t i = 0; i < t.exprs.size(); ++i) {
+      put_expr(t.text[0], t.exprs[i], dims_);
+      t.text[0] += t.text[i + 1];
+    }
+    t.text.resize(1);
+    t.exprs.clear();
+    spec_attrs_.push_back(std::move(t));
   }
   for (const auto& in : g.inputs) {
     spec_node_of_[in] = static_cast<int32_t>(nodes_.size());
@@ -177,7 +207,7 @@ void StageGraph::build_nodes() {
       auto [it, fresh] = iters.try_emplace(ins.loop(), static_cast<int32_t>(code.iter_loop.size()));
       if (fresh) code.iter_loop.push_back(ins.loop());
       code.iter.push_back(it->second);
-      code.attrs.push_back(fixed_attrs_key(ins, base));
+      code.attrs.push_back(make_attrs_key(ins, base));
     }
   }
   for (size_t i = 0; i < p.placements.size(); ++i)
@@ -250,6 +280,8 @@ void StageGraph::build_nodes() {
   code_of_.assign(static_cast<size_t>(n), nullptr);
   rank_base_.assign(static_cast<size_t>(n), {});
   rank_iter_.assign(static_cast<size_t>(n), {});
+  rank_coords_.assign(static_cast<size_t>(n), {});
+  rank_iter_coords_.assign(static_cast<size_t>(n), {});
   std::vector<size_t> first(static_cast<size_t>(n), 0);  // rank -> its first node
   size_t total = nodes_.size();
   for (int64_t r = 0; r < n; ++r) {
@@ -276,6 +308,14 @@ void StageGraph::build_nodes() {
       rank_iter_[r].push_back(std::move(ib));
     }
     rank_base_[r] = std::move(rb);
+    auto only_coords = [](const ir::Bindings& b) {
+      ir::Bindings o;
+      for (const auto& [k, v] : b)
+        if (!k.empty() && k[0] == '$') o.emplace_hint(o.end(), k, v);
+      return o;
+    };
+    rank_coords_[r] = only_coords(rank_base_[r]);
+    for (const auto& ib : rank_iter_[r]) rank_iter_coords_[r].push_back(only_coords(ib));
     const auto base = static_cast<int32_t>(first[r]);
     const Layout& L = layout.at(prog->name);
     std::vector<int32_t>& store = rank_deps_[r];
@@ -360,10 +400,21 @@ void StageGraph::build_stages() {
   const ir::Plan& p = c_.plan;
   cut_.assign(nodes_.size(), 0);
   placement_spec_node_.clear();
+  placement_region_key_.clear();
+  ir::Bindings shared = dims_;
+  for (const auto& a : p.mesh.axes) shared[a.name] = a.size;
   for (const auto& pl : p.placements) {
     int32_t z = spec_node_of_.at(pl.spec_value);
     cut_[static_cast<size_t>(z)] = 1;
     placement_spec_node_.push_back(z);
+    bool fixed = true;
+    for (const auto& rg : pl.region) fixed = fixed && rank_free(rg.offset) && rank_free(rg.size);
+    std::vector<ir::Range> bound;
+    for (const auto& rg : pl.region) bound.push_back(ir::Range{rg.offset.bind(shared), rg.size.bind(shared)});
+    std::optional<std::string> k;
+    if (fixed) append_region_key(k.emplace(), bound, pl.axes, shared);
+    placement_region_key_.push_back(std::move(k));
+    placement_region_.push_back(std::move(bound));
   }
   // Spec nodes come first: one entry each.
   spec_type_key_.assign(spec_node_of_.size(), std::string());
@@ -441,6 +492,11 @@ class LocalIndex {
     stamp_[static_cast<size_t>(id)] = gen_;
     local_[static_cast<size_t>(id)] = count_++;
   }
+  // Its number, adding it first when new.
+  int64_t number(int32_t id) {
+    add(id);
+    return local_[static_cast<size_t>(id)];
+  }
   // -1 when `id` was not added.
   int64_t find(int32_t id) const {
     return stamp_[static_cast<size_t>(id)] == gen_ ? local_[static_cast<size_t>(id)] : -1;
@@ -499,8 +555,8 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
       std::vector<std::string> axes = P.axes;
       std::sort(axes.begin(), axes.end());
       std::vector<int64_t> off;
-      const ir::Bindings& b = bindings(nd);
-      for (const auto& d : P.region) off.push_back(d.offset.eval(b));
+      const ir::Bindings& b = coords(nd);
+      for (const auto& d : placement_region_[pl]) off.push_back(d.offset.eval(b));
       PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c, off};
       auto it = partial_at.find(k);
       if (it == partial_at.end()) {
@@ -556,14 +612,15 @@ void StageGraph::attrs_key(std::string& k, const Node& n) const {
     k += "in";
     return;
   }
-  const std::optional<std::string>& fixed =
-      n.rank < 0 ? spec_attrs_[static_cast<size_t>(n.instr)]
-                 : code_of_[static_cast<size_t>(n.rank)]->attrs[static_cast<size_t>(n.instr)];
-  if (fixed) {
-    k += *fixed;
-    return;
+  const AttrKey& t = n.rank < 0 ? spec_attrs_[static_cast<size_t>(n.instr)]
+                                : code_of_[static_cast<size_t>(n.rank)]->attrs[static_cast<size_t>(n.instr)];
+  k += t.text[0];
+  if (t.exprs.empty()) return;
+  const ir::Bindings& b = coords(n);
+  for (size_t i = 0; i < t.exprs.size(); ++i) {
+    put_expr(k, t.exprs[i], b);
+    k += t.text[i + 1];
   }
-  append_attrs_key(k, instr(n), &bindings(n));
 }
 
 
@@ -579,8 +636,12 @@ void StageGraph::key_of(const Stage& s, std::string& k) const {
   thread_local LocalIndex spec_local, plan_local;
   spec_local.reset(nodes_.size());
   plan_local.reset(nodes_.size());
-  std::map<int32_t, size_t> rank_local, coll_local;
-  auto rk = [&](int32_t r) { return static_cast<int64_t>(rank_local.emplace(r, rank_local.size()).first->second); };
+  // Ranks and collective instances numbered the same way (a collective
+  // instance's id is below the node count).
+  thread_local LocalIndex rank_local, coll_local;
+  rank_local.reset(static_cast<size_t>(p.mesh.num_ranks()));
+  coll_local.reset(nodes_.size());
+  auto rk = [&](int32_t r) { return rank_local.number(r); };
   k.clear();
   k += 'S';
   auto spec_type = [&](int32_t id) { k += spec_type_key_[static_cast<size_t>(id)]; };
@@ -613,27 +674,18 @@ void StageGraph::key_of(const Stage& s, std::string& k) const {
     k += '|';
   }
   auto region_key = [&](const ir::Placement& P, const ir::Bindings& b) {
+    const auto idx = static_cast<size_t>(&P - p.placements.data());
     k += ir::placement_kind_name(P.kind);
     k += '@';
-    put(k, spec_local.at(placement_spec_node_[static_cast<size_t>(&P - p.placements.data())]));
-    k += '[';
-    for (const auto& rg : P.region) {
-      put_expr(k, rg.offset, b);
-      k += ':';
-      put_expr(k, rg.size, b);
-      k += ',';
-    }
-    k += ']';
-    for (const auto& a : P.axes) {
-      k += a;
-      k += ',';
-    }
+    put(k, spec_local.at(placement_spec_node_[idx]));
+    if (const auto& fixed = placement_region_key_[idx]) k += *fixed;
+    else append_region_key(k, placement_region_[idx], P.axes, b);
   };
   k += 'P';
   for (int32_t id : s.plan_inputs) {
     plan_local.add(id);
     const Node& nd = nodes_[static_cast<size_t>(id)];
-    const ir::Bindings& b = bindings(nd);
+    const ir::Bindings& b = coords(nd);
     k += 'i';
     put(k, rk(nd.rank));
     k += ':';
@@ -679,7 +731,7 @@ void StageGraph::key_of(const Stage& s, std::string& k) const {
     }
     if (nd.coll >= 0) {
       k += 'c';
-      put(k, static_cast<int64_t>(coll_local.emplace(nd.coll, coll_local.size()).first->second));
+      put(k, coll_local.number(nd.coll));
       k += 'm';
       put(k, nd.member);
     }
@@ -696,7 +748,7 @@ void StageGraph::key_of(const Stage& s, std::string& k) const {
   k += 'O';
   for (const auto& o : s.obligations) {
     const Node& first = nodes_[static_cast<size_t>(o.members[0])];
-    region_key(p.placements[o.placement], bindings(first));
+    region_key(p.placements[o.placement], coords(first));
     k += '(';
     for (int32_t m : o.members) {
       put(k, plan_local.at(m));

@@ -42,6 +42,13 @@ struct Obligation {
   std::vector<int32_t> members;  // plan nodes whose sum (partial) or value (region) equals the region
 };
 
+// An instruction's attributes as stage-key text: text[0], then each
+// expression evaluated per instance followed by the next text.
+struct AttrKey {
+  std::vector<std::string> text;
+  std::vector<ir::DimExpr> exprs;
+};
+
 struct Stage {
   std::string spec_value;
   int32_t spec_node = -1;
@@ -96,15 +103,20 @@ class StageGraph {
     std::vector<ir::Instr> instrs;
     std::vector<int32_t> iter;                      // instr -> index of its loop iteration
     std::vector<ir::Bindings> iter_loop;            // iteration -> its loop indices
-    std::vector<std::optional<std::string>> attrs;  // instr -> its attribute key when it needs no bindings
+    std::vector<AttrKey> attrs;  // instr -> its attribute key
   };
   std::map<std::string, Code> code_;           // program name ->
   std::vector<const Code*> code_of_;           // rank ->
   std::vector<std::vector<ir::Bindings>> rank_iter_;  // rank -> iteration -> bindings
   std::vector<ir::Instr> spec_code_;
-  std::vector<std::optional<std::string>> spec_attrs_;  // as Code::attrs
+  std::vector<AttrKey> spec_attrs_;  // as Code::attrs (all text: the spec is straight-line)
   std::vector<const ir::Program*> prog_of_;
   std::vector<ir::Bindings> rank_base_;  // dims, axis sizes and coordinates of each rank
+  // The `$` symbols alone (coordinates, loop indices), for the expressions
+  // stage keys bind the dims of beforehand: fewer entries to search.
+  std::vector<ir::Bindings> rank_coords_;
+  std::vector<std::vector<ir::Bindings>> rank_iter_coords_;
+  const ir::Bindings& coords(const Node& n) const;
   std::vector<Node> nodes_;
   std::map<std::string, int32_t> spec_node_of_;  // spec value -> node
   // Looked up once, not per stage: whether a spec node is a placed value (a
@@ -112,6 +124,11 @@ class StageGraph {
   std::vector<char> cut_;
   std::vector<std::string> spec_type_key_;
   std::vector<int32_t> placement_spec_node_;
+  // Each placement's region and axes as key text, when no offset or size
+  // reads a coordinate or loop index (the same for every instance).
+  std::vector<std::optional<std::string>> placement_region_key_;
+  // Otherwise its region with the dims and axis sizes bound (`ir::DimExpr::bind`).
+  std::vector<std::vector<ir::Range>> placement_region_;
   std::map<std::string, std::vector<int32_t>> placed_on_;  // spec value -> plan nodes placed on it
   // Operand lists: each rank's in one array (filled on its own thread), the
   // spec's, receives' and collectives' kept whole.
