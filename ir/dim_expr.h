@@ -40,6 +40,9 @@ class DimExpr {
   // symbols, evaluates (or fails) exactly as this expression does. Stage keys
   // bind the dims once and look up only coordinates per instance.
   DimExpr bind(const Bindings& b) const;
+  // Identity of the shared expression tree, to memoize per-expression work
+  // (readers share the trees of equal texts).
+  const void* id() const { return node_.get(); }
   void symbols(std::set<std::string>& out) const;
   // Degree in symbol `s`; a `/` or `%` with `s` inside counts as 99 (not
   // polynomial). Degree <= 1 in every coordinate makes an expression

@@ -2,6 +2,7 @@
 #include <functional>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "ir/parallel.h"
 #include "ir/validate.h"
@@ -274,7 +275,11 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   if (spec)
     for (const auto& [k, v] : spec->dims)
       if (!spec_b.count(k)) spec_b[k] = v;
-  Bindings scratch = spec_b;  // spec_b plus the `$` symbols of one placement at a time
+  // Regions are evaluated at many coordinates: the dims are bound into them
+  // first (`DimExpr::bind`), and the coordinates looked up in a map of their own.
+  Bindings dims_only, scratch;  // scratch: the `$` symbols, those of one placement set at a time
+  for (const auto& [k, v] : spec_b) (k.empty() || k[0] != '$' ? dims_only : scratch).emplace(k, v);
+  std::unordered_map<const void*, DimExpr> bound_memo;  // the placements' region expressions keep their trees alive
   for (const auto& pl : p.placements) {
     Diag d{file, pl.program, "", "", ""};
     auto err = [&](const std::string& m) {
@@ -314,12 +319,22 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       err("region has " + std::to_string(pl.region.size()) + " ranges for a rank-" + std::to_string(spec_t.rank()) + " tensor");
       continue;
     }
-    std::vector<DimExpr> exprs;
+    std::vector<DimExpr> exprs;  // offset and size of each range, dims bound
+    auto bound = [&](const DimExpr& e) -> const DimExpr& {
+      auto it = bound_memo.find(e.id());
+      if (it == bound_memo.end()) it = bound_memo.emplace(e.id(), e.bind(dims_only)).first;
+      return it->second;
+    };
     for (const auto& r : pl.region) {
-      exprs.push_back(r.offset);
-      exprs.push_back(r.size);
+      exprs.push_back(bound(r.offset));
+      exprs.push_back(bound(r.size));
     }
     const Bindings& sb = spec_b;
+    std::vector<int64_t> extents, plan_extents;
+    for (size_t k = 0; k < spec_t.rank(); ++k) {
+      extents.push_back(spec_t.shape[k].eval(sb));
+      plan_extents.push_back(plan_t.shape[k].eval(sb));
+    }
     bool reported = false;
     // Loop indices per program, found once (a plan has thousands of placements).
     auto lv = loops_of.find(pl.program);
@@ -330,10 +345,10 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
     const std::map<std::string, int64_t>& loops = lv->second;
     for_each_rank_binding(p, loops, exprs, scratch, [&](const Bindings& rb) {
       for (size_t k = 0; k < spec_t.rank() && !reported; ++k) {
-        int64_t extent = spec_t.shape[k].eval(sb), plan_extent = plan_t.shape[k].eval(sb);
+        int64_t extent = extents[k], plan_extent = plan_extents[k];
         int64_t off = 0, size = extent;
         if (!pl.region.empty()) {
-          if (!pl.region[k].offset.try_eval(rb, off) || !pl.region[k].size.try_eval(rb, size)) {
+          if (!exprs[2 * k].try_eval(rb, off) || !exprs[2 * k + 1].try_eval(rb, size)) {
             err("cannot evaluate range " + std::to_string(k) + " (" + pl.region[k].offset.str() + ", " + pl.region[k].size.str() +
                 ") at " + coord_str(rb));
             reported = true;

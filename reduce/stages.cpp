@@ -403,6 +403,7 @@ void StageGraph::build_stages() {
   placement_region_key_.clear();
   ir::Bindings shared = dims_;
   for (const auto& a : p.mesh.axes) shared[a.name] = a.size;
+  std::unordered_map<const void*, ir::DimExpr> bound_memo;  // by expression tree: readers share equal texts
   for (const auto& pl : p.placements) {
     int32_t z = spec_node_of_.at(pl.spec_value);
     cut_[static_cast<size_t>(z)] = 1;
@@ -410,7 +411,12 @@ void StageGraph::build_stages() {
     bool fixed = true;
     for (const auto& rg : pl.region) fixed = fixed && rank_free(rg.offset) && rank_free(rg.size);
     std::vector<ir::Range> bound;
-    for (const auto& rg : pl.region) bound.push_back(ir::Range{rg.offset.bind(shared), rg.size.bind(shared)});
+    auto bind = [&](const ir::DimExpr& e) -> const ir::DimExpr& {
+      auto it = bound_memo.find(e.id());
+      if (it == bound_memo.end()) it = bound_memo.emplace(e.id(), e.bind(shared)).first;
+      return it->second;
+    };
+    for (const auto& rg : pl.region) bound.push_back(ir::Range{bind(rg.offset), bind(rg.size)});
     std::optional<std::string> k;
     if (fixed) append_region_key(k.emplace(), bound, pl.axes, shared);
     placement_region_key_.push_back(std::move(k));

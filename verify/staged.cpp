@@ -330,19 +330,33 @@ std::map<uint32_t, size_t> placed_elements(const reduce::StageGraph& g) {
   const ir::Plan& p = g.kase().plan;
   // Each placement's spec shape, evaluated once.
   std::vector<std::optional<std::vector<int64_t>>> shape(p.placements.size());
+  // A region whose sizes read no coordinate or loop index has one element
+  // count on every instance: counted once.
+  std::vector<std::optional<size_t>> fixed_count(p.placements.size());
+  std::vector<char> sizes_fixed(p.placements.size(), -1);
   std::map<uint32_t, size_t> out;
   for (const reduce::Node& nd : g.nodes()) {
     if (nd.rank < 0 || nd.placements.empty()) continue;
     const ir::Coord c = p.mesh.coord_of(nd.rank);
-    const ir::Bindings& b = g.bindings(nd);
     for (uint32_t pl : nd.placements) {
       const ir::Placement& P = p.placements[pl];
       bool first = true;
       for (const auto& a : P.axes) first &= c[*p.mesh.axis_index(a)] == 0;
       if (!first) continue;
+      if (fixed_count[pl]) {
+        out[pl] += *fixed_count[pl];
+        continue;
+      }
       if (!shape[pl]) shape[pl] = ir::concrete_shape(g.spec_types().at(P.spec_value), g.dims());
-      ir::Box box = ir::placement_box(P, b, *shape[pl]);
-      out[pl] += static_cast<size_t>(ir::sem::num_el(box.size));
+      ir::Box box = ir::placement_box(P, g.bindings(nd), *shape[pl]);
+      const auto n = static_cast<size_t>(ir::sem::num_el(box.size));
+      if (sizes_fixed[pl] < 0) {
+        std::set<std::string> syms;
+        for (const auto& rg : P.region) rg.size.symbols(syms);
+        sizes_fixed[pl] = std::none_of(syms.begin(), syms.end(), [](const std::string& x) { return x[0] == '$'; });
+      }
+      if (sizes_fixed[pl]) fixed_count[pl] = n;
+      out[pl] += n;
     }
   }
   return out;
