@@ -6,6 +6,7 @@
 #include <optional>
 #include <set>
 #include <tuple>
+#include <unordered_set>
 #include <variant>
 
 #include "ir/validate.h"
@@ -14,6 +15,11 @@
 namespace parity::reduce {
 
 namespace {
+
+// Expression trees already looked at in one walk: readers share the tree of
+// equal texts, and what a walk finds in a tree (kept with its first place)
+// is the same wherever it recurs.
+using Seen = std::unordered_set<const void*>;
 
 using Why = std::map<std::string, std::string>;  // symbol -> why it is kept
 
@@ -54,8 +60,9 @@ void axis_blockers(const ir::Case& c, Why& why) {
     });
   std::vector<std::pair<std::string, std::string>> coords;  // (axis, $axis)
   for (const auto& a : p.mesh.axes) coords.push_back({a.name, "$" + a.name});
+  Seen seen;
   for_each_expr(c, [&](const ir::DimExpr& e, const Where& where) {
-    if (e.is_const()) return;
+    if (e.is_const() || !seen.insert(e.id()).second) return;
     for (const auto& [axis, sym] : coords)
       if (!why.count(axis) && degree_in(e, sym) > 1)
         why.emplace(axis, "its coordinate enters " + where.str() + " non-affinely: " + e.str());
@@ -80,8 +87,9 @@ void loop_blockers(const ir::Case& c, Why& frozen) {
   std::map<std::string, std::set<std::string>> counts;  // $var -> symbols of its counts
   for (const auto& [var, count] : loops) count.symbols(counts["$" + var]);
   if (counts.empty()) return;
+  Seen seen;
   for_each_expr(c, [&](const ir::DimExpr& e, const Where& where) {
-    if (e.is_const()) return;
+    if (e.is_const() || !seen.insert(e.id()).second) return;
     for (const auto& [var, syms] : counts) {
       if (degree_in(e, var) <= 1) continue;
       for (const auto& s : syms)
@@ -272,7 +280,9 @@ bool has_coord(const ir::DimExpr& e) {
 std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bindings& orig_base,
                                            const std::map<std::string, int64_t>& dims, const Why& frozen) {
   std::map<std::string, ir::DimExpr> divs;
+  Seen seen;
   for_each_expr(reduced, [&](const ir::DimExpr& e, const Where&) {
+    if (!seen.insert(e.id()).second) return;
     std::vector<ir::DimExpr> ds;
     divisions(e, ds);
     for (const auto& d : ds)
@@ -487,8 +497,9 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
   // Axis numbers, permutations, roots and tags are positions, not sizes.
   static const std::set<std::string> positions = {"perm", "dims",         "dim",  "axis", "split_dim",
                                                    "concat_dim", "root", "tag", "k"};
+  Seen seen;
   for_each_expr(c, [&](const ir::DimExpr& e, const Where& where) {
-    if (where.attr && positions.count(*where.attr)) return;
+    if ((where.attr && positions.count(*where.attr)) || !seen.insert(e.id()).second) return;
     std::vector<int64_t> ks;
     consts_of(e, ks);
     for (int64_t k : ks)
@@ -593,7 +604,9 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       ir::Bindings nb;
       for (const auto& a : t.reduced.plan.mesh.axes) nb[a.name] = a.size;
       for (const auto& [k, v] : nd) nb[k] = v;
+      Seen seen;
       for_each_expr(t.reduced, [&](const ir::DimExpr& e, const Where& where) {
+        if (!seen.insert(e.id()).second) return;
         std::vector<ir::DimExpr> ds;
         divisions(e, ds);
         for (const auto& d : ds) {

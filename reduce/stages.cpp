@@ -392,6 +392,7 @@ void StageGraph::build_nodes() {
     }
     ++inst;
   }
+  collectives_ = static_cast<size_t>(inst);
   for (size_t i = 0; i < nodes_.size(); ++i)
     for (uint32_t pl : nodes_[i].placements) placed_on_[p.placements[pl].spec_value].push_back(static_cast<int32_t>(i));
 }
@@ -642,11 +643,10 @@ void StageGraph::key_of(const Stage& s, std::string& k) const {
   thread_local LocalIndex spec_local, plan_local;
   spec_local.reset(nodes_.size());
   plan_local.reset(nodes_.size());
-  // Ranks and collective instances numbered the same way (a collective
-  // instance's id is below the node count).
+  // Ranks and collective instances numbered the same way.
   thread_local LocalIndex rank_local, coll_local;
   rank_local.reset(static_cast<size_t>(p.mesh.num_ranks()));
-  coll_local.reset(nodes_.size());
+  coll_local.reset(collectives_);
   auto rk = [&](int32_t r) { return rank_local.number(r); };
   k.clear();
   k += 'S';

@@ -141,6 +141,7 @@ class StageGraph {
   mutable std::mutex keys_mutex_;
   mutable std::unordered_set<std::string> keys_;  // the distinct stage keys
   size_t rank_instructions_ = 0;
+  size_t collectives_ = 0;  // collective instances
   size_t threads_ = 0;
   size_t max_rank_instructions_ = SIZE_MAX;
   ir::TypeMap spec_types_;
