@@ -57,45 +57,59 @@ bool rank_free(const ir::DimExpr& e) {
 // Built once per instruction of a program, not per instance.
 AttrKey make_attrs_key(const ir::Instr& ins, const ir::Bindings& shared) {
   AttrKey t;
-  std::string& k = t.text.emplace_back();
+  std::string& k = t.text;
   if (ins.kind == ir::Instr::bind) {
     k += "bind";
     return t;
   }
   const ir::Op& op = *ins.op;
   auto ev = [&](const ir::DimExpr& e) {
-    if (e.is_const()) put(t.text.back(), e.const_value());
-    else if (rank_free(e)) put_expr(t.text.back(), e, shared);
+    if (e.is_const()) put(k, e.const_value());
+    else if (rank_free(e)) put_expr(k, e, shared);
     else {
-      t.exprs.push_back(e.bind(shared));
-      t.text.emplace_back();
+      if (!t.exprs) t.exprs = std::make_unique<std::vector<std::pair<size_t, ir::DimExpr>>>();
+      t.exprs->push_back({k.size(), e.bind(shared)});
     }
   };
-  auto text = [&]() -> std::string& { return t.text.back(); };
-  text() += op.kind;
-  text() += '{';
+  k += op.kind;
+  k += '{';
   for (const auto& [name, a] : op.attrs) {
     if (name == "peer" || name == "tag" || name == "axes" || name == "groups") continue;
-    text() += name;
-    text() += '=';
-    if (auto* d = std::get_if<double>(&a)) text() += num(*d);
-    else if (auto* s = std::get_if<std::string>(&a)) text() += *s;
+    k += name;
+    k += '=';
+    if (auto* d = std::get_if<double>(&a)) k += num(*d);
+    else if (auto* s = std::get_if<std::string>(&a)) k += *s;
     else if (auto* e = std::get_if<ir::DimExpr>(&a)) ev(*e);
     else if (auto* ds = std::get_if<ir::Dims>(&a)) {
       for (const auto& e : *ds) {
         ev(e);
-        text() += ',';
+        k += ',';
       }
     } else if (auto* ss = std::get_if<ir::Strings>(&a)) {
       for (const auto& s2 : *ss) {
-        text() += s2;
-        text() += ',';
+        k += s2;
+        k += ',';
       }
     }
-    text() += ';';
+    k += ';';
   }
-  text() += '}';
+  k += '}';
   return t;
+}
+
+// Appends `t` with its expressions evaluated under `b`.
+void append_attrs(std::string& k, const AttrKey& t, const ir::Bindings& b) {
+  if (!t.exprs) {
+    k += t.text;
+    return;
+  }
+  size_t at = 0;
+  for (const auto& [pos, e] : *t.exprs) {
+    k.append(t.text, at, pos - at);
+    put_expr(k, e, b);
+    at = pos;
+  }
+  k.append(t.text, at);
 }
 
 // A placement's region (offsets and sizes evaluated under `b`) and axes.
@@ -166,13 +180,8 @@ void StageGraph::build_spec_nodes() {
   spec_code_ = ir::flatten(g, dims_);
   // Spec instances are keyed under the dims alone, loop indices unbound.
   for (const auto& ins : spec_code_) {
-    AttrKey t = make_attrs_key(ins, dims_);
-    for (size_t i = 0; i < t.exprs.size(); ++i) {
-      put_expr(t.text[0], t.exprs[i], dims_);
-      t.text[0] += t.text[i + 1];
-    }
-    t.text.resize(1);
-    t.exprs.clear();
+    AttrKey t;
+    append_attrs(t.text, make_attrs_key(ins, dims_), dims_);
     spec_attrs_.push_back(std::move(t));
   }
   for (const auto& in : g.inputs) {
@@ -621,13 +630,8 @@ void StageGraph::attrs_key(std::string& k, const Node& n) const {
   }
   const AttrKey& t = n.rank < 0 ? spec_attrs_[static_cast<size_t>(n.instr)]
                                 : code_of_[static_cast<size_t>(n.rank)]->attrs[static_cast<size_t>(n.instr)];
-  k += t.text[0];
-  if (t.exprs.empty()) return;
-  const ir::Bindings& b = coords(n);
-  for (size_t i = 0; i < t.exprs.size(); ++i) {
-    put_expr(k, t.exprs[i], b);
-    k += t.text[i + 1];
-  }
+  if (!t.exprs) k += t.text;
+  else append_attrs(k, t, coords(n));
 }
 
 

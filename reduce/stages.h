@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <unordered_set>
 #include <optional>
@@ -42,11 +43,11 @@ struct Obligation {
   std::vector<int32_t> members;  // plan nodes whose sum (partial) or value (region) equals the region
 };
 
-// An instruction's attributes as stage-key text: text[0], then each
-// expression evaluated per instance followed by the next text.
+// An instruction's attributes as stage-key text, with the expressions that
+// are evaluated per instance inserted at their positions (most have none).
 struct AttrKey {
-  std::vector<std::string> text;
-  std::vector<ir::DimExpr> exprs;
+  std::string text;
+  std::unique_ptr<std::vector<std::pair<size_t, ir::DimExpr>>> exprs;
 };
 
 struct Stage {
