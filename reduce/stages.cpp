@@ -63,12 +63,12 @@ AttrKey make_attrs_key(const ir::Instr& ins, const ir::Bindings& shared) {
     return t;
   }
   const ir::Op& op = *ins.op;
+  std::vector<std::pair<size_t, ir::DimExpr>> per_instance;
   auto ev = [&](const ir::DimExpr& e) {
     if (e.is_const()) put(k, e.const_value());
     else if (rank_free(e)) put_expr(k, e, shared);
     else {
-      if (!t.exprs) t.exprs = std::make_unique<std::vector<std::pair<size_t, ir::DimExpr>>>();
-      t.exprs->push_back({k.size(), e.bind(shared)});
+      per_instance.push_back({k.size(), e.bind(shared)});
     }
   };
   k += op.kind;
@@ -94,6 +94,8 @@ AttrKey make_attrs_key(const ir::Instr& ins, const ir::Bindings& shared) {
     k += ';';
   }
   k += '}';
+  if (!per_instance.empty())
+    t.exprs = std::make_shared<const std::vector<std::pair<size_t, ir::DimExpr>>>(std::move(per_instance));
   return t;
 }
 
@@ -212,10 +214,26 @@ void StageGraph::build_nodes() {
     Code& code = code_[prog.name];
     code.instrs = ir::flatten(prog.graph, base);
     std::map<ir::Bindings, int32_t> iters;
+    // An iteration's instructions share their loop indices, and every
+    // iteration runs the same ops: both looked up by pointer first.
+    const ir::Bindings* last_loop = nullptr;
+    int32_t last_iter = 0;
+    std::unordered_map<const ir::Op*, size_t> key_of_op;
     for (const auto& ins : code.instrs) {
-      auto [it, fresh] = iters.try_emplace(ins.loop(), static_cast<int32_t>(code.iter_loop.size()));
-      if (fresh) code.iter_loop.push_back(ins.loop());
-      code.iter.push_back(it->second);
+      if (&ins.loop() != last_loop) {
+        auto [it, fresh] = iters.try_emplace(ins.loop(), static_cast<int32_t>(code.iter_loop.size()));
+        if (fresh) code.iter_loop.push_back(ins.loop());
+        last_loop = &ins.loop();
+        last_iter = it->second;
+      }
+      code.iter.push_back(last_iter);
+      if (ins.kind != ir::Instr::bind && ins.op) {
+        auto [k, fresh] = key_of_op.try_emplace(ins.op, code.attrs.size());
+        if (!fresh) {
+          code.attrs.push_back(code.attrs[k->second]);
+          continue;
+        }
+      }
       code.attrs.push_back(make_attrs_key(ins, base));
     }
   }

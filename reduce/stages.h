@@ -47,7 +47,7 @@ struct Obligation {
 // are evaluated per instance inserted at their positions (most have none).
 struct AttrKey {
   std::string text;
-  std::unique_ptr<std::vector<std::pair<size_t, ir::DimExpr>>> exprs;
+  std::shared_ptr<const std::vector<std::pair<size_t, ir::DimExpr>>> exprs;  // shared by the op's iterations
 };
 
 struct Stage {
