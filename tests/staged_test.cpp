@@ -86,6 +86,29 @@ TEST(StagedThreads, BugsAreNeverProvedOnAnyThreadCount) {
   }
 }
 
+// Stages run largest first, but a failure is reported as the first failing
+// stage in first-met order: the same on every thread count.
+TEST(StagedThreads, TheFailureReportedIsTheFirstInOrderOnAnyThreadCount) {
+  // Each pair fails two distinct stages: an early one in a layer, and the
+  // gradient norm's, the largest, which now runs first.
+  for (const char* bug : {"constant-changed", "missing-allreduce"}) {
+    ir::Case c = corpus::generate(plan());
+    corpus::inject_bug(c, bug);
+    corpus::inject_bug(c, "pow-exponent");
+    std::string first;
+    for (unsigned t : {1u, 2u, 4u}) {
+      verify::VerifyOptions o;
+      o.threads = t;
+      auto v = verify::verify_case(c, "t", o);
+      ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << bug << " on " << t << " threads";
+      ASSERT_FALSE(v.stage_note.empty());
+      if (first.empty()) first = v.stage_note;
+      EXPECT_EQ(v.stage_note, first) << bug << " on " << t << " threads";
+      EXPECT_EQ(v.stage_note.find("grad_norm"), std::string::npos) << v.stage_note;
+    }
+  }
+}
+
 }  // namespace
 
 namespace {

@@ -429,17 +429,29 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     for (size_t k = 0; k < first.size(); ++k)
       if (static_cast<int>(k % static_cast<size_t>(shards)) == opt.shards.index) mine.push_back(k);
     progress_start(opt.progress, "proving stages", mine.size());
+    // Largest first, so the one long stage (a gradient norm summing every
+    // parameter) does not start last and leave the other threads idle.
+    std::stable_sort(mine.begin(), mine.end(), [&](size_t a, size_t b) {
+      const reduce::Stage& x = g.stages()[first[a]];
+      const reduce::Stage& y = g.stages()[first[b]];
+      return x.spec_nodes.size() + x.plan_nodes.size() > y.spec_nodes.size() + y.plan_nodes.size();
+    });
 
     // Threads take distinct stages from a shared counter; each has its own
-    // prover (terms are hash-consed per table). The first failure stops all.
+    // prover (terms are hash-consed per table). A failure stops every stage
+    // after it in first-met order; those before still run, so the failure
+    // reported is the first in that order whatever order they ran in.
     std::atomic<size_t> next{0}, obligations{0}, by_expansion{0};
     std::atomic<bool> failed{false};
+    std::atomic<size_t> first_failed{SIZE_MAX};
     std::mutex m;
     size_t why_k = SIZE_MAX;
     auto work = [&] {
-      StageProver sp(g, opt.expand_budget);
-      for (size_t n; !failed.load() && (n = next.fetch_add(1)) < mine.size();) {
+      std::optional<StageProver> sp;
+      sp.emplace(g, opt.expand_budget);
+      for (size_t n; (n = next.fetch_add(1)) < mine.size();) {
         size_t k = mine[n];
+        if (k > first_failed.load()) continue;
         const reduce::Stage& st = g.stages()[first[k]];
         StageInfo& info = r.list[k];
         info.shard = opt.shards.index;
@@ -449,10 +461,10 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
           continue;
         }
         auto s0 = Clock::now();
-        size_t before = sp.obligations();
+        size_t before = sp->obligations();
         std::string why;
         try {
-          why = sp.prove(st, first[k]);
+          why = sp->prove(st, first[k]);
         } catch (const ir::EvalError& e) {
           why = std::string("stages do not apply: ") + e.what();
         } catch (const ir::InvalidInput& e) {
@@ -463,17 +475,20 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
           why = std::string("stages do not apply: ") + e.what();
         }
         if (!why.empty()) {
-          std::lock_guard<std::mutex> lk(m);
-          if (k < why_k) why_k = k, r.reason = why, r.failure = sp.failure();
-          failed = true;
-          break;
+          {
+            std::lock_guard<std::mutex> lk(m);
+            if (k < why_k) why_k = k, first_failed = k, r.reason = why, r.failure = sp->failure();
+            failed = true;
+          }
+          sp.emplace(g, opt.expand_budget);  // a fresh prover for the stages before it
+          continue;
         }
         info.seconds = std::chrono::duration<double>(Clock::now() - s0).count();
-        info.obligations = sp.obligations() - before;
+        info.obligations = sp->obligations() - before;
         if (!opt.cache_dir.empty()) cache_put(opt.cache_dir, *st.key);
       }
-      obligations += sp.obligations();
-      by_expansion += sp.by_expansion();
+      obligations += sp->obligations();
+      by_expansion += sp->by_expansion();
     };
     unsigned threads = std::max(1u, std::min<unsigned>(opt.threads, static_cast<unsigned>(mine.size())));
     std::vector<std::thread> pool;
