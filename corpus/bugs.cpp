@@ -466,6 +466,50 @@ std::vector<Bug> make_bugs() {
         ir::Op o = make("scale", {at.op().results[0]}, {{"factor", f}}, fresh(*at.prog, "loss.inv_count.bug"));
         replace_value(x, at, {o});
       });
+  // The same double scaling with the context-parallel share: each cp rank's
+  // loss is already its tokens' part of the global mean.
+  add("loss-scale-cp",
+      "the backward seed is scaled by 1/cp as well (the loss averaged over context-parallel ranks "
+      "twice)",
+      "cp > 1", [](Ctx& x) {
+        int64_t cp = axis_size(x.c.plan, "cp");
+        if (cp < 2) bad("'loss-scale-cp' needs cp > 1");
+        Loc at = x.first([](const ir::Op& op) { return result_is(op, "loss.inv_count"); },
+                         "the loss seed");
+        ir::Op o = make("scale", {at.op().results[0]}, {{"factor", 1.0 / static_cast<double>(cp)}},
+                        fresh(*at.prog, "loss.inv_count.bug"));
+        replace_value(x, at, {o});
+      });
+  // Expert weights see only the tokens routed to them: their gradients are
+  // sums over those tokens, not means over the expert-parallel group.
+  add("ep-grad-scale",
+      "expert gradients are divided by ep (scaled as if averaged over the expert-parallel group)",
+      "ep > 1", [](Ctx& x) {
+        int64_t ep = axis_size(x.c.plan, "ep");
+        if (ep < 2) bad("'ep-grad-scale' needs ep > 1");
+        Loc at = x.first(
+            [](const ir::Op& op) {
+              return op.kind == "identity" && result_starts(op, "grad.") &&
+                     result_ends(op, ".e_gate");
+            },
+            "an expert gradient");
+        mutate(x, at, [&](ir::Op& o) {
+          o = make("scale", {o.operands.at(0)}, {{"factor", 1.0 / static_cast<double>(ep)}},
+                   o.results[0]);
+        });
+      });
+  add("sp-grad-avg",
+      "a norm weight's gradient is averaged over tp instead of summed under sequence parallelism",
+      "--sp", [](Ctx& x) {
+        mutate(x,
+               x.first(
+                   [](const ir::Op& op) {
+                     return is_collective(op, "allreduce", "tp") &&
+                            result_starts(op, "grad.reduced.") && result_ends(op, "norm");
+                   },
+                   "a sequence-parallel norm gradient reduction"),
+               [](ir::Op& o) { o.attrs["reduce"] = std::string("avg"); });
+      });
   Bug* one = add("scale-one-rank", "one rank scales its loss gradient by 2 (inconsistent scaling on one rank)", "",
                  [](Ctx& x) {
                    Loc at = x.first([](const ir::Op& op) { return result_is(op, "loss.inv_count"); }, "the loss seed");
@@ -619,6 +663,60 @@ std::vector<Bug> make_bugs() {
         at.op().attrs["peer"] = coords({{"pp", "$pp+2"}});
       },
       2, "outside the mesh");
+  // Megatron's sequence-parallel gather has reduce-scatter as its adjoint;
+  // taking the rank's own chunk of the gradient drops the other ranks' terms.
+  add("sp-bwd-split",
+      "the backward of a sequence-parallel allgather takes the rank's own chunk of the gradient "
+      "instead of reduce-scattering it (a wrong adjoint)",
+      "--sp", [](Ctx& x) {
+        Loc at = x.first(
+            [](const ir::Op& op) {
+              return op.kind == "reduce_scatter" && axes_of(op) == ir::Strings{"tp"} &&
+                     !op.operands.empty() && starts(op.operands[0], "d_");
+            },
+            "a backward reduce-scatter over tp");
+        auto types = types_of(x.c.plan, *at.prog);
+        int64_t dim = std::get<ir::DimExpr>(*at.op().attr("dim")).eval({});
+        const auto& shape = types.at(at.op().results[0]).shape;
+        if (dim < 0 || static_cast<size_t>(dim) >= shape.size())
+          bad("'sp-bwd-split': reduce-scatter dim out of range");
+        std::string size = shape[static_cast<size_t>(dim)].str();
+        mutate(x, at, [&](ir::Op& o) {
+          o = make("slice", {o.operands.at(0)},
+                   {{"dim", dim}, {"offset", expr("$tp*(" + size + ")")}, {"size", expr(size)}},
+                   o.results[0]);
+        });
+      });
+  // Point-to-point messages are matched by (source, destination, tag): a
+  // forward activation sent under the tag of another microbatch. A send in
+  // the microbatch loop tagged `$mb` gets `M-1-$mb`; an unrolled schedule's
+  // first two sends to one peer swap their tags.
+  add("pp-tag-swap",
+      "a pipeline stage sends microbatches' activations under each other's tags (1F1B: the next "
+      "stage computes on the wrong microbatch; --schedule seq: a deadlock)",
+      "pp > 1, mb > 1", [](Ctx& x) {
+        if (dim_value(x.c, "M") < 2) bad("'pp-tag-swap' needs --mb > 1");
+        auto sends = x.find([](const ir::Op& op) {
+          return op.kind == "send" && op.attr("tag") && op.attr("peer");
+        });
+        auto tag = [](const Loc& l) { return std::get<ir::DimExpr>(*l.op().attr("tag")).str(); };
+        for (const Loc& at : sends)
+          if (tag(at) == "$mb") {
+            at.op().attrs["tag"] = expr(std::to_string(dim_value(x.c, "M") - 1) + "-$mb");
+            return;
+          }
+        for (size_t a = 0; a < sends.size(); ++a)
+          for (size_t b = a + 1; b < sends.size(); ++b) {
+            const Loc &la = sends[a], &lb = sends[b];
+            if (la.g != lb.g || tag(la) == tag(lb) ||
+                ir::attr_str(*la.op().attr("peer")) != ir::attr_str(*lb.op().attr("peer")))
+              continue;
+            std::swap(la.op().attrs["tag"], lb.op().attrs["tag"]);
+            return;
+          }
+        bad("'pp-tag-swap' does not apply to this case: it needs two pipeline sends of different "
+            "microbatches to one peer");
+      });
   add("collective-order", "one rank issues two gradient allreduces in the opposite order", "dp > 1",
       [](Ctx& x) {
         auto red = x.find_layer(dp_grad_allreduce());

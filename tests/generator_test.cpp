@@ -228,6 +228,11 @@ std::vector<Checked> checked() {
       "shape rule violated");
   bug("zero3-regather-offset", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 3; });
   bug("cp-balanced-chunk", "llama3-8b", [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; });
+  bug("loss-scale-cp", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
+  bug("ep-grad-scale", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
+  bug("sp-grad-avg", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
+  bug("sp-bwd-split", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
+  bug("pp-tag-swap", "llama3-8b", [](GenOptions& o) { o.pp = 2, o.mb = 2, o.schedule = "1f1b"; });
   return v;
 }
 
@@ -316,6 +321,19 @@ TEST(Bugs, MicrobatchSiteConditionsOnTheLoopIndex) {
   EXPECT_TRUE(sliced);
   verify::Verdict v = verify::verify_case(c, "mb", verify::VerifyOptions{});
   EXPECT_EQ(v.kind, VerdictKind::mismatch) << v.reason;
+}
+
+// In a sequential microbatch loop the swapped tag makes the stages wait on
+// each other (a structural error); in 1F1B it swaps the data (the checked-in
+// case, a mismatch).
+TEST(Bugs, TagSwapInALoopIsADeadlock) {
+  ir::Case c = generate(bug_base("llama3-8b", [](GenOptions& g) { g.pp = 2, g.mb = 2; }));
+  inject_bug(c, "pp-tag-swap");
+  ir::DiagList d = ir::validate_case(c, "tags");
+  ASSERT_FALSE(d.empty());
+  EXPECT_NE(d.items[0].message.find("deadlock"), std::string::npos) << d.items[0].message;
+  ir::Case one = generate(bug_base("llama3-8b", [](GenOptions& g) { g.pp = 2; }));
+  EXPECT_THROW(inject_bug(one, "pp-tag-swap"), ir::InvalidInput);  // one microbatch
 }
 
 TEST(Bugs, RejectsWhatDoesNotApply) {
