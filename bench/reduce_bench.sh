@@ -84,6 +84,10 @@ bug D3 missing-grad-allreduce "${D3[@]}"
 bug L3 loss-scale-mb "${L3[@]}"
 bug L3 early-grad-reduction@mb=7 "${L3[@]}"
 bug D3 wrong-expert "${D3[@]}"
+# Literals equal to sizes as given (1/64 beside ep = E = 64, 1/16 beside
+# cp = M = S = 16): found past the literals, under each reading of them.
+bug DSV3 ep-grad-scale@layer=30 deepseek-v3-671b --pp 16 --ep 64 --dp 2 --zero 1 --mb 16 --layers 61
+bug 405B-long loss-scale-mb llama3-405b --tp 8 --cp 16 --pp 16 --dp 8 --mb 16 --layers 126
 echo
 
 # curve NAME FLAG VALUES... -- BASE-ARGS: time at each point, last/first ratio.

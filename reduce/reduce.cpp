@@ -351,14 +351,17 @@ void consts_of(const ir::DimExpr& e, std::vector<int64_t>& out) {
 // Literals equal to a quantity the reduction changes would keep their value
 // while the quantity shrinks: a false alarm or a hidden bug. Returns the
 // symbols to keep, with the literal that pins them.
-Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
-                 const std::map<std::string, int64_t>& all, const std::set<std::string>& plan_sizes, bool refute) {
+Why literal_pins(const ir::Case& c,
+                 const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
+                 const std::map<std::string, int64_t>& all, const std::set<std::string>& plan_sizes,
+                 bool refute, std::vector<Reading>* readings = nullptr) {
   struct Q {
     std::string text;
     double value;
     std::vector<std::string> syms;
     bool product = false;    // of two sizes: compared as q and 1/q only
     bool spec_size = false;  // a dim of the spec, alone: what a constant of the model can stand for
+    double reduced = 0;      // its value at the reduced sizes
   };
   std::vector<Q> qs;
   for (const auto& [x, xv] : changed) {
@@ -366,7 +369,8 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
                   static_cast<double>(xv.first),
                   {x},
                   false,
-                  c.spec->dims.count(x) > 0});
+                  c.spec->dims.count(x) > 0,
+                  static_cast<double>(xv.second)});
     for (const auto& [y, yv] : all) {
       if (y == x || (changed.count(y) && y < x)) continue;
       // Products that mean something to a plan: a global batch over data
@@ -375,7 +379,10 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
       if (!plan_sizes.count(x) && !plan_sizes.count(y)) continue;
       std::vector<std::string> syms{x};
       if (changed.count(y)) syms.push_back(y);
-      qs.push_back({x + "*" + y + "=" + std::to_string(xv.first * yv), static_cast<double>(xv.first * yv), syms, true});
+      const int64_t yr = changed.count(y) ? changed.at(y).second : yv;
+      qs.push_back({x + "*" + y + "=" + std::to_string(xv.first * yv),
+                    static_cast<double>(xv.first * yv), syms, true, false,
+                    static_cast<double>(xv.second * yr)});
     }
   }
   Why pins;
@@ -482,6 +489,10 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
     // 0, 1, 2 and 1/2 are everywhere (exponents, GELU, halves of rotary
     // dims) and a size of 2 is never reduced, so they pin nothing.
     if (!std::isfinite(a) || a == 0 || a == 1 || a == 2 || a == 0.5) continue;
+    // Under `readings`, a literal whose op can be found again is read each
+    // way instead of pinning (the caller runs every reading).
+    const bool reread = readings && !lit.op->results.empty();
+    Reading rd;
     for (const auto& q : qs) {
       if (q.value < 2 || (model_constant && !q.spec_size)) continue;
       const std::pair<double, const char*> forms[] = {
@@ -490,8 +501,32 @@ Why literal_pins(const ir::Case& c, const std::map<std::string, std::pair<int64_
         if (std::fabs(a - t) <= 1e-9 * t && !(q.product && std::string(f) == "1/sqrt(q)")) {
           char buf[64];
           std::snprintf(buf, sizeof buf, "%.17g", x);
-          pin(q, buf, f, lit.where());
+          if (!reread) {
+            pin(q, buf, f, lit.where());
+            continue;
+          }
+          const std::string form = f;
+          double r = form == "q"     ? q.reduced
+                     : form == "1/q" ? 1 / q.reduced
+                                     : 1 / std::sqrt(q.reduced);
+          if (x < 0) r = -r;
+          // Readings with one value in the reduced instance are one run.
+          const std::string text = form + " with " + q.text;
+          bool same = r == x;
+          for (auto& [t2, v] : rd.as)
+            if (v == r && !same) {
+              t2 += " or " + text;
+              same = true;
+            }
+          if (!same) rd.as.push_back({text, r});
         }
+    }
+    if (reread && !rd.as.empty()) {
+      rd.program = lit.program ? *lit.program : std::string();
+      rd.result = lit.op->results[0];
+      rd.attr = *lit.key;
+      rd.value = x;
+      readings->push_back(std::move(rd));
     }
   }
   // Axis numbers, permutations, roots and tags are positions, not sizes.
@@ -539,6 +574,31 @@ std::vector<std::string> sizes_of_failing_op(const ir::Case& c, const ir::Diag& 
 }
 
 }  // namespace
+
+bool set_literal(ir::Case& c, const Reading& r, double value) {
+  bool found = false;
+  auto set = [&](ir::Graph& g) {
+    std::function<void(ir::Graph&)> walk = [&](ir::Graph& h) {
+      for (auto& op : h.ops) {
+        if (!op.results.empty() && op.results[0] == r.result)
+          if (auto it = op.attrs.find(r.attr);
+              it != op.attrs.end() && std::holds_alternative<double>(it->second)) {
+            it->second = value;
+            found = true;
+          }
+        for (auto& sub : op.regions) walk(sub);
+      }
+    };
+    walk(g);
+  };
+  if (r.program.empty()) {
+    if (c.spec) set(c.spec->graph);
+  } else {
+    for (auto& p : c.plan.programs)
+      if (p.name == r.program) set(p.graph);
+  }
+  return found;
+}
 
 std::string Result::original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const {
   ir::Mesh rm = reduced.plan.mesh;
@@ -597,7 +657,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     std::set<std::string> plan_sizes;
     for (const auto& a : c.plan.mesh.axes) plan_sizes.insert(a.name);
     for (const auto& [k, why] : loop_counts(c)) plan_sizes.insert(k);
-    Why pins = literal_pins(c, changed, orig_base, plan_sizes, opt.refute);
+    Why pins = literal_pins(c, changed, orig_base, plan_sizes, opt.refute,
+                            opt.refute && opt.reread_literals ? &t.readings : nullptr);
     // A dim kept at its size while an axis dividing it shrinks would make
     // every shard larger than in the original: keep that axis too.
     {

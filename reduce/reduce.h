@@ -21,6 +21,23 @@ struct Options {
   // hiding a difference, which only matters to VERIFIED); a literal equal to
   // a size as given still does (a smaller size would change what it means).
   bool refute = false;
+  // With `refute`: a float literal equal to a size as given does not keep
+  // that size either; it is listed in Result::readings with the values it
+  // would take in the reduced instance if it stood for each size it equals.
+  // A difference counts only when it shows under every reading.
+  bool reread_literals = false;
+};
+
+// A float literal that equals a size as given, left unpinned by
+// Options::reread_literals: where it sits, and what it becomes in the reduced
+// instance if it stands for each size it equals.
+struct Reading {
+  std::string program;  // empty: the spec
+  std::string result;   // the first result of its op (value names are unique in a program)
+  std::string attr;
+  double value = 0;
+  std::vector<std::pair<std::string, double>>
+      as;  // ("1/q with ep=64", its value at the reduced sizes)
 };
 
 // One mesh axis: reduced coordinate -> the original coordinate it stands for.
@@ -38,6 +55,7 @@ struct Result {
   std::vector<AxisMap> axes;         // every axis of the mesh, reduced or not
   std::map<std::string, std::pair<int64_t, int64_t>> dims;  // changed dims: (original, reduced)
   ir::TypeMap spec_types;  // of the reduced spec, from its validation (when changed)
+  std::vector<Reading> readings;  // with Options::reread_literals
 
   // `rank 5 (pp=0,dp=37,tp=1)`: the original rank a reduced rank stands for.
   std::string original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const;
@@ -46,5 +64,9 @@ struct Result {
 // Never throws on a validated case; an unreducible case comes back unchanged
 // with the reasons in `kept`.
 Result reduce_case(const ir::Case& c, const Options& opt = {});
+
+// Sets the literal `r` names to `value` in `c` (a reduced instance); false
+// when its op is not there.
+bool set_literal(ir::Case& c, const Reading& r, double value);
 
 }  // namespace parity::reduce

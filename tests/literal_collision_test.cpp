@@ -7,6 +7,8 @@
 #include <string>
 
 #include "corpus/generator.h"
+#include "reduce/reduce.h"
+#include "reduce/stages.h"
 #include "verify/check.h"
 
 using namespace parity;
@@ -56,6 +58,42 @@ TEST(LiteralCollision, FactorRightOnlyAtTheReducedSizeIsAMismatch) {
 TEST(LiteralCollision, TheRightFactorVerifies) {
   auto v = verify::verify_case(avg_times(8), "t", verify::VerifyOptions{});
   EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason << v.stage_note;
+}
+
+// A literal equal to a size *as given* keeps that size (it may stand for it),
+// so a plan can stay too large to check. An instance reduced past it shows a
+// difference only when every reading of the literal (as written, as each size
+// it equals) differs: the wrong factor 1/8 is found, the right factor 8 (the
+// reading "dp") is not refuted.
+verify::VerifyOptions too_small_for(const ir::Case& c) {
+  reduce::Options ro;
+  ro.refute = ro.reread_literals = true;
+  reduce::Result r = reduce::reduce_case(c, ro);
+  EXPECT_TRUE(r.changed);
+  EXPECT_FALSE(r.readings.empty());
+  reduce::Result kept = reduce::reduce_case(c);
+  EXPECT_EQ(kept.reduced.plan.mesh.num_ranks(), 8);  // dp kept at 8
+  verify::VerifyOptions o;
+  o.max_rank_instructions = reduce::StageGraph(r.reduced, 1, nullptr, 0).rank_instructions() - 1;
+  EXPECT_LT(o.max_rank_instructions * 2,
+            reduce::StageGraph(kept.reduced, 1, nullptr, 0).rank_instructions());
+  return o;
+}
+
+TEST(LiteralCollision, EveryReadingOfALiteralEqualToASizeDiffersIsAMismatch) {
+  ir::Case c = avg_times(1.0 / 8);
+  auto v = verify::verify_case(c, "t", too_small_for(c));
+  ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+  ASSERT_TRUE(v.cex);
+  EXPECT_NE(v.cex->found_by.find("under each reading"), std::string::npos) << v.cex->found_by;
+  EXPECT_NE(v.cex->found_by.find("1/q with dp=8"), std::string::npos) << v.cex->found_by;
+  EXPECT_NE(v.cex->rank.find("reduced instance"), std::string::npos) << v.cex->rank;
+}
+
+TEST(LiteralCollision, ALiteralRightUnderOneReadingIsNotRefuted) {
+  ir::Case c = avg_times(8);
+  auto v = verify::verify_case(c, "t", too_small_for(c));
+  EXPECT_EQ(v.kind, verify::VerdictKind::unknown) << v.reason;
 }
 
 }  // namespace

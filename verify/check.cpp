@@ -1046,6 +1046,10 @@ class Checker {
 }  // namespace
 
 namespace {
+// Runs of an instance reduced past literals equal to sizes (one per
+// combination of readings): more and the UNKNOWN stands.
+constexpr size_t kMaxReadings = 16;
+
 // The lineage is an aid for reading the counterexample; failing to build it
 // never changes the verdict.
 void add_lineage(Counterexample& x, const ir::Case& c, const reduce::StageGraph* g,
@@ -1142,6 +1146,84 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       loose_case = &loose.reduced;
       return nv;
     };
+    // Still UNKNOWN, and a float literal equal to a size as given kept sizes
+    // (a hard-coded 1/64 beside 64 expert-parallel ranks): an instance
+    // reduced past those too is run once with every literal as written and
+    // once per reading of it as one of the sizes it equals (each literal
+    // rewritten to that size's value in the reduced instance). Whatever the
+    // literal stands for, one of the runs is the plan it means, reduced; a
+    // difference in every run is a difference of the plan.
+    reduce::Result reread;
+    const ir::Case* reread_case = nullptr;
+    auto search_reread = [&]() -> std::optional<Verdict> {
+      reduce::Options lo = ro;
+      lo.refute = lo.reread_literals = true;
+      reread = reduce::reduce_case(c, lo);
+      if (!reread.changed || reread.readings.empty() || reread.applied == loose.applied)
+        return std::nullopt;
+      // Equal literals with the same readings (a factor 1/8 on every
+      // gradient) are read alike: one choice for all of them.
+      struct Group {
+        const reduce::Reading* first;
+        std::vector<const reduce::Reading*> members;
+      };
+      std::vector<Group> groups;
+      for (const auto& rd : reread.readings) {
+        auto same = [&](const Group& g) {
+          if (g.first->value != rd.value || g.first->as.size() != rd.as.size()) return false;
+          for (size_t k = 0; k < rd.as.size(); ++k)
+            if (g.first->as[k].second != rd.as[k].second) return false;
+          return true;
+        };
+        auto it = std::find_if(groups.begin(), groups.end(), same);
+        if (it == groups.end()) it = groups.insert(groups.end(), Group{&rd, {}});
+        it->members.push_back(&rd);
+      }
+      size_t runs = 1;
+      for (const auto& g : groups) {
+        runs *= g.first->as.size() + 1;
+        if (runs > kMaxReadings) return std::nullopt;
+      }
+      progress_start(
+          opt.progress,
+          "running an instance reduced past literals equal to sizes, under each reading");
+      Verdict first = Checker(reread.reduced, file, opt, true).refute_only();
+      if (first.kind != VerdictKind::mismatch) return std::nullopt;
+      for (size_t k = 1; k < runs; ++k) {
+        ir::Case alt = reread.reduced;
+        size_t code = k;
+        for (const auto& g : groups) {
+          const size_t n = g.first->as.size() + 1, pick = code % n;
+          code /= n;
+          if (pick > 0)
+            for (const auto* rd : g.members)
+              if (!reduce::set_literal(alt, *rd, g.first->as[pick - 1].second)) return std::nullopt;
+        }
+        if (Checker(alt, file, opt, true).refute_only().kind != VerdictKind::mismatch)
+          return std::nullopt;
+      }
+      std::string readings;
+      for (const auto& g : groups) {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "%.17g", g.first->value);
+        const reduce::Reading& rd = *g.first;
+        readings +=
+            std::string(readings.empty() ? "" : "; ") + buf + " in " +
+            (rd.program.empty() ? "the spec" : "program " + rd.program) + " (" + rd.result + "." +
+            rd.attr +
+            (g.members.size() > 1 ? " and " + std::to_string(g.members.size() - 1) + " more" : "") +
+            ") as written";
+        for (const auto& [text, val] : rd.as) readings += ", as " + text;
+      }
+      std::string applied;
+      for (const auto& a : reread.applied) applied += (applied.empty() ? "" : ", ") + a;
+      first.cex->found_by +=
+          "; found on an instance reduced past literals that equal a size as given (" + applied +
+          "), shown as written and under each reading of them (" + readings + "; " +
+          std::to_string(runs) + " runs, every one differs)";
+      reread_case = &reread.reduced;
+      return first;
+    };
     Verdict v;
     StagedResult sr;
     double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -1192,9 +1274,22 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         nv->whole_seconds = v.whole_seconds + nv->seconds;
         v = std::move(*nv);
       }
-    const reduce::Result* used = loose_case ? &loose : full_case ? &full : &r;
-    const ir::Case* checked = loose_case ? loose_case : full_case ? full_case : &target;
-    const reduce::StageGraph* graph = loose_case || full_case ? nullptr : sr.graph.get();
+    if (v.kind == VerdictKind::unknown)
+      if (auto nv = search_reread()) {
+        nv->stage_note = v.stage_note;
+        nv->whole_seconds = v.whole_seconds + nv->seconds;
+        v = std::move(*nv);
+      }
+    const reduce::Result* used = reread_case  ? &reread
+                                 : loose_case ? &loose
+                                 : full_case  ? &full
+                                              : &r;
+    const ir::Case* checked = reread_case  ? reread_case
+                              : loose_case ? loose_case
+                              : full_case  ? full_case
+                                           : &target;
+    const reduce::StageGraph* graph =
+        reread_case || loose_case || full_case ? nullptr : sr.graph.get();
     v.reduce_seconds = reduce_s;
     v.validate_seconds = validate_s;
     v.stage_build_seconds = sr.build_seconds;
