@@ -297,5 +297,18 @@ TEST(Verify, RegenerateTimeoutCase) {
                       << text;
 }
 
+// A plan nothing reduces and too large for any check here has its schedule
+// simulated at the end instead of first; a deadlock is still INVALID.
+TEST(Verify, ADeadlockInAPlanTooLargeToCheckIsStillInvalid) {
+  ir::Case c = frontend::read_case(std::string(PARITY_SOURCE_DIR) +
+                                   "/corpus/cases/bugs/1f1b_recv_first.pbtxt");
+  verify::VerifyOptions o;
+  o.schedule_budget = 1;        // not simulated with the plan as given
+  o.max_rank_instructions = 5;  // too large for a symbolic or numeric run
+  verify::Verdict v = verify::verify_case(c, "t", o);
+  ASSERT_EQ(v.kind, verify::VerdictKind::invalid) << v.reason;
+  EXPECT_NE(v.reason.find("deadlock"), std::string::npos) << v.reason;
+}
+
 }  // namespace
 }  // namespace parity
