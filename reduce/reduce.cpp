@@ -521,6 +521,43 @@ Why literal_pins(const ir::Case& c,
           if (!same) rd.as.push_back({text, r});
         }
     }
+    // A literal read as a size may stand for a product of three (a global
+    // batch dp*M*B): read that way too, so that a correct plan has its own
+    // reading among the runs. Only a difference under all of them counts.
+    if (reread && !rd.as.empty() && !model_constant) {
+      auto now = [&](const std::string& k, int64_t v) {
+        return changed.count(k) ? changed.at(k).second : v;
+      };
+      for (const auto& [x1, v1] : changed)
+        for (auto y = all.begin(); y != all.end(); ++y)
+          for (auto z = std::next(y); z != all.end(); ++z) {
+            if (y->first == x1 || z->first == x1) continue;
+            // Each triple once: x1 is the first of its changed sizes.
+            if ((changed.count(y->first) && y->first < x1) ||
+                (changed.count(z->first) && z->first < x1))
+              continue;
+            if (!plan_sizes.count(x1) && !plan_sizes.count(y->first) && !plan_sizes.count(z->first))
+              continue;
+            const double q = static_cast<double>(v1.first * y->second * z->second);
+            const double qr = static_cast<double>(v1.second * now(y->first, y->second) *
+                                                  now(z->first, z->second));
+            const std::pair<double, double> forms[] = {{q, qr}, {1 / q, 1 / qr}};
+            for (const auto& [t, rv] : forms) {
+              if (std::fabs(a - t) > 1e-9 * t) continue;
+              const double r = x < 0 ? -rv : rv;
+              const std::string text = std::string(t == q ? "q" : "1/q") + " with " + x1 + "*" +
+                                       y->first + "*" + z->first + "=" +
+                                       std::to_string(v1.first * y->second * z->second);
+              bool same = r == x;
+              for (auto& [t2, v] : rd.as)
+                if (v == r && !same) {
+                  if (t2.size() < 200) t2 += " or " + text;
+                  same = true;
+                }
+              if (!same) rd.as.push_back({text, r});
+            }
+          }
+    }
     if (reread && !rd.as.empty()) {
       rd.program = lit.program ? *lit.program : std::string();
       rd.result = lit.op->results[0];

@@ -90,6 +90,21 @@ TEST(LiteralCollision, EveryReadingOfALiteralEqualToASizeDiffersIsAMismatch) {
   EXPECT_NE(v.cex->rank.find("reduced instance"), std::string::npos) << v.cex->rank;
 }
 
+// A literal read as a size is also read as a product of three (64 =
+// dp*D*NH, the reduced dp = 2 making it 16): a correct plan whose literal
+// stands for such a product has its own reading among the runs.
+TEST(LiteralCollision, ALiteralIsAlsoReadAsAProductOfThreeSizes) {
+  ir::Case c = avg_times(1.0 / 64);
+  reduce::Options ro;
+  ro.refute = ro.reread_literals = true;
+  reduce::Result r = reduce::reduce_case(c, ro);
+  ASSERT_FALSE(r.readings.empty());
+  bool triple = false;
+  for (const auto& [text, v] : r.readings[0].as)
+    triple |= text.find("dp*D*NH=64") != std::string::npos && v == 1.0 / 16;
+  EXPECT_TRUE(triple);
+}
+
 TEST(LiteralCollision, ALiteralRightUnderOneReadingIsNotRefuted) {
   ir::Case c = avg_times(8);
   auto v = verify::verify_case(c, "t", too_small_for(c));
