@@ -1180,6 +1180,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // literal stands for, one of the runs is the plan it means, reduced; a
     // difference in every run is a difference of the plan.
     reduce::Result reread;
+    std::string reread_note;  // why that search did not decide, for an UNKNOWN
     const ir::Case* reread_case = nullptr;
     auto search_reread = [&]() -> std::optional<Verdict> {
       reduce::Options lo = ro;
@@ -1208,13 +1209,23 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       size_t runs = 1;
       for (const auto& g : groups) {
         runs *= g.first->as.size() + 1;
-        if (runs > kMaxReadings) return std::nullopt;
+        if (runs > kMaxReadings) {
+          reread_note = "literals equal to sizes as given have more than " +
+                        std::to_string(kMaxReadings) +
+                        " combinations of readings; the instance reduced past them was not run";
+          return std::nullopt;
+        }
       }
       progress_start(
           opt.progress,
           "running an instance reduced past literals equal to sizes, under each reading");
       Verdict first = Checker(reread.reduced, file, opt, true).refute_only();
-      if (first.kind != VerdictKind::mismatch) return std::nullopt;
+      if (first.kind != VerdictKind::mismatch) {
+        reread_note =
+            "an instance reduced past literals equal to sizes as given showed no difference with "
+            "them as written";
+        return std::nullopt;
+      }
       for (size_t k = 1; k < runs; ++k) {
         ir::Case alt = reread.reduced;
         size_t code = k;
@@ -1225,8 +1236,13 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
             for (const auto* rd : g.members)
               if (!reduce::set_literal(alt, *rd, g.first->as[pick - 1].second)) return std::nullopt;
         }
-        if (Checker(alt, file, opt, true).refute_only().kind != VerdictKind::mismatch)
+        if (Checker(alt, file, opt, true).refute_only().kind != VerdictKind::mismatch) {
+          reread_note =
+              "an instance reduced past literals equal to sizes as given differs with them as "
+              "written but "
+              "not under every reading of them as sizes (one may be what they stand for)";
           return std::nullopt;
+        }
       }
       std::string readings;
       for (const auto& g : groups) {
@@ -1306,6 +1322,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         nv->whole_seconds = v.whole_seconds + nv->seconds;
         v = std::move(*nv);
       }
+    if (v.kind == VerdictKind::unknown && !reread_note.empty()) v.reason += "; " + reread_note;
     if (schedule_deferred && v.kind != VerdictKind::mismatch) {
       progress_start(opt.progress, "simulating the schedule");
       d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads);
