@@ -447,6 +447,36 @@ std::vector<Bug> make_bugs() {
                           "a gradient reduction"));
       });
 
+  // Megatron's data-parallel gradient group spans dp and cp: a reduction
+  // over dp alone leaves each cp rank with its own sequence chunk's gradient.
+  add("cp-grad-unsynced",
+      "one parameter's gradient is reduced over dp but not over cp (the data-parallel group built "
+      "without the context-parallel ranks)",
+      "cp > 1", [](Ctx& x) {
+        mutate(x,
+               x.first(
+                   [](const ir::Op& op) {
+                     return op.kind == "allreduce" && has_axis(op, "cp") &&
+                            result_starts(op, "grad.reduced.");
+                   },
+                   "a gradient reduction over cp"),
+               [](ir::Op& o) {
+                 auto axes = axes_of(o);
+                 axes.erase(std::remove(axes.begin(), axes.end(), std::string("cp")), axes.end());
+                 if (axes.empty())
+                   o = make("identity", {o.operands[0]}, {}, o.results[0]);
+                 else
+                   o.attrs["axes"] = axes;
+               });
+      });
+  add("grad-reduce-max",
+      "one parameter's data-parallel gradient all-reduce takes the max instead of the sum (the "
+      "wrong reduction op)",
+      "dp > 1", [](Ctx& x) {
+        mutate(x, x.first(dp_grad_allreduce(), "a dp gradient allreduce"),
+               [](ir::Op& o) { o.attrs["reduce"] = std::string("max"); });
+      });
+
   // Scaling.
   add("grad-avg-dp", "gradients are averaged over dp although each rank's loss is already a share of the global mean",
       "dp > 1", [](Ctx& x) {

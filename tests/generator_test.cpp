@@ -229,6 +229,8 @@ std::vector<Checked> checked() {
   bug("zero3-regather-offset", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 3; });
   bug("cp-balanced-chunk", "llama3-8b", [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; });
   bug("loss-scale-cp", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
+  bug("cp-grad-unsynced", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.cp = 2; });
+  bug("grad-reduce-max", "llama3-8b", dp2);
   bug("ep-grad-scale", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
   bug("sp-grad-avg", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
   bug("sp-bwd-split", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
