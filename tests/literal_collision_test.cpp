@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 
+#include "corpus/bugs.h"
 #include "corpus/generator.h"
 #include "reduce/reduce.h"
 #include "reduce/stages.h"
@@ -103,6 +104,34 @@ TEST(LiteralCollision, ALiteralIsAlsoReadAsAProductOfThreeSizes) {
   for (const auto& [text, v] : r.readings[0].as)
     triple |= text.find("dp*D*NH=64") != std::string::npos && v == 1.0 / 16;
   EXPECT_TRUE(triple);
+}
+
+// The same search finds a bug at one layer: expert gradients of layer 2
+// alone divided by ep = 16 (a literal 1/16, which keeps ep and every size
+// of 16 from shrinking).
+TEST(LiteralCollision, AOneLayerBugBehindALiteralEqualToASizeIsFound) {
+  corpus::GenOptions g;
+  g.model = "deepseek-v3-671b";
+  g.ep = 16;
+  g.layers = 3;
+  g.step = corpus::Step::grads;
+  ir::Case c = corpus::generate(g);
+  corpus::inject_bug(c, "ep-grad-scale@layer=2");
+  reduce::Options ro;
+  ro.refute = ro.reread_literals = true;
+  reduce::Result r = reduce::reduce_case(c, ro);
+  ASSERT_TRUE(r.changed);
+  const size_t small = reduce::StageGraph(r.reduced, 1, nullptr, 0).rank_instructions();
+  reduce::Result kept = reduce::reduce_case(c);
+  const ir::Case& normal = kept.changed ? kept.reduced : c;
+  ASSERT_LT(4 * small,
+            reduce::StageGraph(normal, 1, nullptr, 0).rank_instructions());  // past a numeric run
+  verify::VerifyOptions o;
+  o.max_rank_instructions = small - 1;
+  auto v = verify::verify_case(c, "t", o);
+  ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
+  EXPECT_NE(v.cex->found_by.find("under each reading"), std::string::npos) << v.cex->found_by;
+  EXPECT_NE(v.cex->found_by.find("grad.l2.e_gate"), std::string::npos) << v.cex->found_by;
 }
 
 TEST(LiteralCollision, ALiteralRightUnderOneReadingIsNotRefuted) {
