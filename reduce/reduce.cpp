@@ -493,6 +493,17 @@ Why literal_pins(const ir::Case& c,
     // way instead of pinning (the caller runs every reading).
     const bool reread = readings && !lit.op->results.empty();
     Reading rd;
+    // Readings with one value in the reduced instance are one run.
+    auto add_reading = [&](const std::string& text, double r) {
+      if (x < 0) r = -r;
+      if (r == x) return;  // the literal as written
+      for (auto& [t2, v] : rd.as)
+        if (v == r) {
+          if (t2.size() < 200) t2 += " or " + text;
+          return;
+        }
+      rd.as.push_back({text, r});
+    };
     for (const auto& q : qs) {
       if (q.value < 2 || (model_constant && !q.spec_size)) continue;
       const std::pair<double, const char*> forms[] = {
@@ -506,19 +517,9 @@ Why literal_pins(const ir::Case& c,
             continue;
           }
           const std::string form = f;
-          double r = form == "q"     ? q.reduced
-                     : form == "1/q" ? 1 / q.reduced
-                                     : 1 / std::sqrt(q.reduced);
-          if (x < 0) r = -r;
-          // Readings with one value in the reduced instance are one run.
-          const std::string text = form + " with " + q.text;
-          bool same = r == x;
-          for (auto& [t2, v] : rd.as)
-            if (v == r && !same) {
-              t2 += " or " + text;
-              same = true;
-            }
-          if (!same) rd.as.push_back({text, r});
+          add_reading(form + " with " + q.text, form == "q"     ? q.reduced
+                                                : form == "1/q" ? 1 / q.reduced
+                                                                : 1 / std::sqrt(q.reduced));
         }
     }
     // A literal read as a size may stand for a product of three (a global
@@ -542,20 +543,12 @@ Why literal_pins(const ir::Case& c,
             const double qr = static_cast<double>(v1.second * now(y->first, y->second) *
                                                   now(z->first, z->second));
             const std::pair<double, double> forms[] = {{q, qr}, {1 / q, 1 / qr}};
-            for (const auto& [t, rv] : forms) {
-              if (std::fabs(a - t) > 1e-9 * t) continue;
-              const double r = x < 0 ? -rv : rv;
-              const std::string text = std::string(t == q ? "q" : "1/q") + " with " + x1 + "*" +
-                                       y->first + "*" + z->first + "=" +
-                                       std::to_string(v1.first * y->second * z->second);
-              bool same = r == x;
-              for (auto& [t2, v] : rd.as)
-                if (v == r && !same) {
-                  if (t2.size() < 200) t2 += " or " + text;
-                  same = true;
-                }
-              if (!same) rd.as.push_back({text, r});
-            }
+            for (const auto& [t, rv] : forms)
+              if (std::fabs(a - t) <= 1e-9 * t)
+                add_reading(std::string(t == q ? "q" : "1/q") + " with " + x1 + "*" + y->first +
+                                "*" + z->first + "=" +
+                                std::to_string(v1.first * y->second * z->second),
+                            rv);
           }
     }
     if (reread && !rd.as.empty()) {
