@@ -51,6 +51,17 @@ namespace {
 
 using ir::Tensor;
 
+// Instructions the plan unrolls to over all its ranks, counted until the
+// count passes `cap` (a plan of millions of ranks stops early).
+size_t rank_instructions_upto(const ir::Case& c, const ir::Bindings& base, size_t cap) {
+  std::map<std::string, size_t> len;
+  for (const auto& prog : c.plan.programs) len[prog.name] = ir::flatten(prog.graph, base).size();
+  size_t total = 0;
+  for (int64_t r = 0; r < c.plan.mesh.num_ranks() && total <= cap; ++r)
+    if (const ir::Program* prog = c.plan.program_of(r)) total += len[prog->name];
+  return total;
+}
+
 Verdict invalid_verdict(const ir::DiagList& d) {
   Verdict v;
   v.kind = VerdictKind::invalid;
@@ -359,11 +370,7 @@ class Checker {
     {
       ir::Bindings base = st.dims;
       for (const auto& a : c_.plan.mesh.axes) base[a.name] = a.size;
-      std::map<std::string, size_t> len;
-      for (const auto& prog : c_.plan.programs) len[prog.name] = ir::flatten(prog.graph, base).size();
-      size_t total = 0;
-      for (int64_t r = 0; r < c_.plan.mesh.num_ranks() && total <= 4 * opt_.max_rank_instructions; ++r)
-        if (const ir::Program* prog = c_.plan.program_of(r)) total += len[prog->name];
+      const size_t total = rank_instructions_upto(c_, base, 4 * opt_.max_rank_instructions);
       rank_instructions = total;
       // A numeric run costs far less per instruction than a symbolic one, so
       // it may look for a counterexample in plans too large for the symbolic check.
@@ -1052,12 +1059,7 @@ bool rank_instructions_over(const ir::Case& c, size_t limit) {
   if (c.spec)
     for (const auto& [k, v] : c.spec->dims) base.emplace(k, v);
   for (const auto& a : c.plan.mesh.axes) base[a.name] = a.size;
-  std::map<std::string, size_t> len;
-  for (const auto& prog : c.plan.programs) len[prog.name] = ir::flatten(prog.graph, base).size();
-  size_t total = 0;
-  for (int64_t r = 0; r < c.plan.mesh.num_ranks() && total <= limit; ++r)
-    if (const ir::Program* prog = c.plan.program_of(r)) total += len[prog->name];
-  return total > limit;
+  return rank_instructions_upto(c, base, limit) > limit;
 }
 
 // Runs of an instance reduced past literals equal to sizes (one per
@@ -1239,8 +1241,8 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         if (Checker(alt, file, opt, true).refute_only().kind != VerdictKind::mismatch) {
           reread_note =
               "an instance reduced past literals equal to sizes as given differs with them as "
-              "written but "
-              "not under every reading of them as sizes (one may be what they stand for)";
+              "written but not under every reading of them as sizes (one may be what they stand "
+              "for)";
           return std::nullopt;
         }
       }
