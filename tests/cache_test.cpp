@@ -2,6 +2,7 @@
 // plan re-proves nothing, a plan edited in one layer re-proves only that
 // layer's stages, and a cache never hides a bug.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <functional>
@@ -49,7 +50,10 @@ std::vector<std::string> proved_now(const verify::Verdict& v) {
 }
 
 struct CacheDir {
-  std::string path = testing::TempDir() + "/parity-cache-test-" + std::to_string(::testing::UnitTest::GetInstance()->random_seed());
+  // One folder per test and process: ctest runs these tests side by side.
+  std::string path = testing::TempDir() + "/parity-cache-test-" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name() + "-" +
+                     std::to_string(::getpid());
   CacheDir() { std::filesystem::remove_all(path); }
   ~CacheDir() { std::filesystem::remove_all(path); }
 };
