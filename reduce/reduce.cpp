@@ -608,18 +608,14 @@ std::vector<std::string> sizes_of_failing_op(const ir::Case& c, const ir::Diag& 
 bool set_literal(ir::Case& c, const Reading& r, double value) {
   bool found = false;
   auto set = [&](ir::Graph& g) {
-    std::function<void(ir::Graph&)> walk = [&](ir::Graph& h) {
-      for (auto& op : h.ops) {
-        if (!op.results.empty() && op.results[0] == r.result)
-          if (auto it = op.attrs.find(r.attr);
-              it != op.attrs.end() && std::holds_alternative<double>(it->second)) {
-            it->second = value;
-            found = true;
-          }
-        for (auto& sub : op.regions) walk(sub);
+    walk_ops_mut(g, [&](ir::Op& op) {
+      if (op.results.empty() || op.results[0] != r.result) return;
+      if (auto it = op.attrs.find(r.attr);
+          it != op.attrs.end() && std::holds_alternative<double>(it->second)) {
+        it->second = value;
+        found = true;
       }
-    };
-    walk(g);
+    });
   };
   if (r.program.empty()) {
     if (c.spec) set(c.spec->graph);
