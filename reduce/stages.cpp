@@ -25,6 +25,11 @@ void put(std::string& k, int64_t v) {
     k.push_back(static_cast<char>('0' + v));
     return;
   }
+  if (v >= 10 && v < 100) {
+    const char b[2] = {static_cast<char>('0' + v / 10), static_cast<char>('0' + v % 10)};
+    k.append(b, 2);
+    return;
+  }
   char b[24];
   auto r = std::to_chars(b, b + sizeof b, v);
   k.append(b, r.ptr);
@@ -429,6 +434,8 @@ void StageGraph::build_stages() {
   cut_.assign(nodes_.size(), 0);
   placement_spec_node_.clear();
   placement_region_key_.clear();
+  placement_region_class_.clear();
+  std::map<std::pair<std::vector<const void*>, std::vector<std::string>>, uint32_t> classes;
   ir::Bindings shared = dims_;
   for (const auto& a : p.mesh.axes) shared[a.name] = a.size;
   std::unordered_map<const void*, ir::DimExpr> bound_memo;  // by expression tree: readers share equal texts
@@ -448,6 +455,11 @@ void StageGraph::build_stages() {
     std::optional<std::string> k;
     if (fixed) append_region_key(k.emplace(), bound, pl.axes, shared);
     placement_region_key_.push_back(std::move(k));
+    std::vector<const void*> ids;
+    for (const auto& rg : bound) ids.insert(ids.end(), {rg.offset.id(), rg.size.id()});
+    placement_region_class_.push_back(
+        classes.try_emplace({std::move(ids), pl.axes}, static_cast<uint32_t>(classes.size()))
+            .first->second);
     placement_region_.push_back(std::move(bound));
   }
   // Spec nodes come first: one entry each.
@@ -658,6 +670,36 @@ const std::string* StageGraph::intern(const std::string& k) const {
   return &*keys_.insert(k).first;
 }
 
+// A region class's key text at one instance's coordinates (a binding owned by
+// the graph, so its address names it).
+struct StageGraph::RegionMemo {
+  using At = std::pair<uint32_t, const ir::Bindings*>;  // region class, coordinates
+  struct Hash {
+    size_t operator()(const At& a) const {
+      return std::hash<const void*>{}(a.second) * 31 + a.first;
+    }
+  };
+  std::unordered_map<At, std::string, Hash> text;
+};
+
+StageGraph::~StageGraph() = default;
+
+StageGraph::RegionMemo& StageGraph::memo() const {
+  std::lock_guard<std::mutex> lock(memos_mutex_);
+  auto& m = memos_[std::this_thread::get_id()];
+  if (!m) m = std::make_unique<RegionMemo>();
+  return *m;
+}
+
+void StageGraph::append_region(std::string& k, RegionMemo& memo, uint32_t placement,
+                               const ir::Bindings& coords) const {
+  auto [it, fresh] = memo.text.try_emplace({placement_region_class_[placement], &coords});
+  if (fresh)
+    append_region_key(it->second, placement_region_[placement], c_.plan.placements[placement].axes,
+                      coords);
+  k += it->second;
+}
+
 void StageGraph::key_of(const Stage& s, std::string& k) const {
   const ir::Plan& p = c_.plan;
   // Local numbering of nodes, ranks and collective instances in order of
@@ -701,13 +743,15 @@ void StageGraph::key_of(const Stage& s, std::string& k) const {
     if (id == s.spec_node) k += 'y';
     k += '|';
   }
+  RegionMemo& regions = memo();
   auto region_key = [&](const ir::Placement& P, const ir::Bindings& b) {
     const auto idx = static_cast<size_t>(&P - p.placements.data());
     k += ir::placement_kind_name(P.kind);
     k += '@';
     put(k, spec_local.at(placement_spec_node_[idx]));
     if (const auto& fixed = placement_region_key_[idx]) k += *fixed;
-    else append_region_key(k, placement_region_[idx], P.axes, b);
+    else
+      append_region(k, regions, static_cast<uint32_t>(idx), b);
   };
   k += 'P';
   for (int32_t id : s.plan_inputs) {

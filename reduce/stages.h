@@ -11,10 +11,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <unordered_set>
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/interp.h"
@@ -73,6 +74,7 @@ class StageGraph {
   // laying out its nodes: it has no stages, only rank_instructions().
   explicit StageGraph(const ir::Case& c, size_t threads = 0, const ir::TypeMap* spec_types = nullptr,
                       size_t max_rank_instructions = SIZE_MAX);
+  ~StageGraph();
 
   const ir::Case& kase() const { return c_; }
   const std::vector<Node>& nodes() const { return nodes_; }
@@ -130,6 +132,16 @@ class StageGraph {
   std::vector<std::optional<std::string>> placement_region_key_;
   // Otherwise its region with the dims and axis sizes bound (`ir::DimExpr::bind`).
   std::vector<std::vector<ir::Range>> placement_region_;
+  // Placements whose bound regions are the same expressions on the same axes
+  // share a class: a class's key text at one instance's coordinates (a
+  // binding owned by this graph) is evaluated once per thread and reused.
+  std::vector<uint32_t> placement_region_class_;
+  struct RegionMemo;  // one per keying thread, owned by the graph
+  mutable std::mutex memos_mutex_;
+  mutable std::map<std::thread::id, std::unique_ptr<RegionMemo>> memos_;
+  RegionMemo& memo() const;
+  void append_region(std::string& k, RegionMemo& memo, uint32_t placement,
+                     const ir::Bindings& coords) const;
   std::map<std::string, std::vector<int32_t>> placed_on_;  // spec value -> plan nodes placed on it
   // Operand lists: each rank's in one array (filled on its own thread), the
   // spec's, receives' and collectives' kept whole.

@@ -52,6 +52,35 @@ TEST(StageKeys, AValueSeededAndComputedInOneStageIsNamedNotRenumbered) {
   EXPECT_GT(both, 0u) << "the case has no stage where a seed is also computed";
 }
 
+// Region key text is remembered by region class and coordinates; the
+// other tensor-parallel shard of one weight (offsets swapped) is another
+// class, and its stage keys apart from the original's.
+TEST(StageKeys, TheOtherShardOfAWeightKeysApart) {
+  ir::Case a = corpus::generate(plan());
+  ir::Case b = a;
+  const std::string target = "new.l0.wq";  // the updated weight: its stage's obligation
+  bool swapped = false;
+  for (auto& pl : b.plan.placements) {
+    if (pl.spec_value != target) continue;
+    for (auto& rg : pl.region)
+      if (rg.offset.str().find("$tp") != std::string::npos) {
+        rg.offset = rg.size * (ir::DimExpr(1) - ir::DimExpr::sym("$tp"));
+        swapped = true;
+      }
+  }
+  ASSERT_TRUE(swapped) << "no tensor-parallel region on " << target;
+  auto key_of = [&](const ir::Case& c) {
+    reduce::StageGraph g(c, 1);
+    for (const auto& st : g.stages())
+      if (st.spec_value == target) return *st.key;
+    return std::string();
+  };
+  const std::string ka = key_of(a), kb = key_of(b);
+  ASSERT_FALSE(ka.empty());
+  EXPECT_NE(ka, kb);
+  EXPECT_EQ(key_of(a), ka);  // and the first again, after the second
+}
+
 TEST(StagedThreads, SameResultOnOneAndFourThreads) {
   ir::Case c = corpus::generate(plan());
   verify::VerifyOptions one, four;
