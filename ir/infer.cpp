@@ -27,12 +27,12 @@ struct Checker {
     ++errors;
   }
 
-  bool define(const Op* op, const std::string& name, const TensorType& t) {
+  bool define(const Op* op, const std::string& name, TensorType t) {
     if (name.empty()) {
       report(op, "empty value name");
       return false;
     }
-    auto [it, fresh] = all.emplace(name, t);
+    auto [it, fresh] = all.emplace(name, std::move(t));
     if (!fresh) {
       report(op, "value '" + name + "' is defined twice (values are SSA: one definition per program)");
       return false;
@@ -118,7 +118,8 @@ struct Checker {
     }
     std::vector<TensorType> res;
     try {
-      ShapeCtx ctx(op, in, b, mesh, loop_vars);
+      // Only a loop reads its operand types again (for its body).
+      ShapeCtx ctx(op, def->regions == 1 ? in : std::move(in), b, mesh, loop_vars);
       res = def->rule(ctx);
     } catch (const InvalidInput& e) {
       report(&op, std::string("shape rule violated: ") + e.what());
@@ -134,7 +135,7 @@ struct Checker {
         report(&op, "result '" + op.results[k] + "' is declared " + d->str() + " but the shape rule gives " + res[k].str());
         return;
       }
-      define(&op, op.results[k], res[k]);
+      define(&op, op.results[k], std::move(res[k]));
     }
   }
 
