@@ -464,21 +464,26 @@ Why literal_pins(const ir::Case& c,
       double a = std::fabs(x);
       if (lit.shared || (key != "factor" && key != "value") || !std::isfinite(a) || a == 0 || a == 1) continue;
       for (const auto& [s, v] : changed) {
-        std::vector<std::pair<double, std::string>> qs2{{now[s], s + "=" + std::to_string(v.second)}};
-        for (const auto& [y, yv] : now)
-          if (y != s && (plan_sizes.count(s) || plan_sizes.count(y)))
-            qs2.push_back({now[s] * yv, s + "*" + y + "=" + std::to_string(static_cast<int64_t>(now[s] * yv))});
-        for (const auto& [q, text] : qs2) {
-          if (q < 2) continue;
+        // The size alone, then its products; a text is built only for a pin.
+        auto check = [&](double q, const auto& text) {
+          if (q < 2) return;
           const std::pair<double, const char*> forms[] = {{q, "q"}, {1 / q, "1/q"}, {1 / std::sqrt(q), "1/sqrt(q)"}};
           for (const auto& [t, f] : forms)
             if (std::fabs(a - t) <= 1e-9 * t) {
               char buf[64];
               std::snprintf(buf, sizeof buf, "%.17g", x);
-              pins.emplace(s, "the literal " + std::string(buf) + " in " + lit.where() + " equals " + f + " at the reduced " +
-                                  text + "; a plan that hard-codes it would look right there only");
+              pins.emplace(s, "the literal " + std::string(buf) + " in " + lit.where() +
+                                  " equals " + f + " at the reduced " + text() +
+                                  "; a plan that hard-codes it would look right there only");
             }
-        }
+        };
+        const double sv = now[s];
+        check(sv, [&] { return s + "=" + std::to_string(v.second); });
+        for (const auto& [y, yv] : now)
+          if (y != s && (plan_sizes.count(s) || plan_sizes.count(y)))
+            check(sv * yv, [&] {
+              return s + "*" + y + "=" + std::to_string(static_cast<int64_t>(sv * yv));
+            });
       }
     }
   }
