@@ -463,7 +463,11 @@ Why literal_pins(const ir::Case& c,
       const std::string& key = *lit.key;
       double a = std::fabs(x);
       if (lit.shared || (key != "factor" && key != "value") || !std::isfinite(a) || a == 0 || a == 1) continue;
-      for (const auto& [s, v] : changed) {
+      for (const auto& sized : changed) {
+        // Named, not bound: lambdas below capture them (clang 14 cannot
+        // capture structured bindings).
+        const std::string& s = sized.first;
+        const int64_t reduced = sized.second.second;
         // The size alone, then its products; a text is built only for a pin.
         auto check = [&](double q, const auto& text) {
           if (q < 2) return;
@@ -478,12 +482,15 @@ Why literal_pins(const ir::Case& c,
             }
         };
         const double sv = now[s];
-        check(sv, [&] { return s + "=" + std::to_string(v.second); });
-        for (const auto& [y, yv] : now)
+        check(sv, [&] { return s + "=" + std::to_string(reduced); });
+        for (const auto& other : now) {
+          const std::string& y = other.first;
+          const double yv = other.second;
           if (y != s && (plan_sizes.count(s) || plan_sizes.count(y)))
             check(sv * yv, [&] {
               return s + "*" + y + "=" + std::to_string(static_cast<int64_t>(sv * yv));
             });
+        }
       }
     }
   }
