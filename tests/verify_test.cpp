@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "corpus/builder.h"
+#include "corpus/generator.h"
 #include "frontend/proto/case_io.h"
 #include "verify/check.h"
 
@@ -142,6 +143,35 @@ TEST(Verify, ScreeningRunsBeforeAnySolver) {
   EXPECT_EQ(v.cex->spec_value, "z");
   EXPECT_EQ(v.by_smt, 0u);
   EXPECT_EQ(v.unknown, 0u);
+}
+
+// Gradient clipping's min(1, max_norm / norm) takes one branch at every
+// point of one magnitude. A plan whose clipping constant is 2 instead of 1
+// differs only on the other branch; before each obligation downstream of it
+// (every updated parameter) costs the solvers their timeout, it is screened
+// at points of other magnitudes. Without the ordinary screening points (and
+// so without the numeric run of the whole plan) that is what must find it.
+TEST(Verify, ScreeningAtOtherMagnitudesFindsABugOnTheOtherBranchOfAThreshold) {
+  corpus::GenOptions g;
+  g.tp = 2;
+  g.sp = true;
+  g.layers = 2;
+  ir::Case c = corpus::generate(g);
+  bool mutated = false;
+  for (auto& op : c.plan.programs[0].graph.ops)
+    if (!op.results.empty() && op.results[0] == "clip.one") op.attrs["value"] = 2.0, mutated = true;
+  ASSERT_TRUE(mutated);
+  for (uint64_t seed : {1, 2, 3}) {
+    verify::VerifyOptions opt;
+    opt.random_points = 0;
+    opt.seed = seed;
+    opt.timeout_ms = 500;
+    opt.time_limit_s = 10;
+    auto v = verify::verify_case(c, "t", opt);
+    ASSERT_EQ(v.kind, verify::VerdictKind::mismatch) << "seed " << seed << ": " << v.reason;
+    EXPECT_NE(v.cex->found_by.find("scaled by"), std::string::npos) << v.cex->found_by;
+    EXPECT_EQ(v.cex->spec_value.rfind("new.", 0), 0u) << v.cex->spec_value;
+  }
 }
 
 // A relative difference of 1e-9 is under the screening tolerance but stable

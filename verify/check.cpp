@@ -422,6 +422,9 @@ class Checker {
     std::vector<std::vector<std::pair<double, double>>> num;  // [point][obligation] -> (spec, plan)
     for (const auto& pt : points) num.push_back(eval_numeric<double>(st, tt, sym_in, pt, obls));
     num_long_.clear();
+    wide_made_ = false;
+    wide_points_.clear();
+    num_wide_.clear();
 
     Verdict v;
     v.obligations = obls.size();
@@ -912,6 +915,50 @@ class Checker {
     v.cex = c;
   }
 
+  // Before an obligation goes to the solvers: it is evaluated at points of
+  // other magnitudes (every float input of a fresh random point scaled by
+  // 1/16, 1/4, 4 and 16), made once for every obligation when the first one
+  // gets here. A threshold (gradient clipping's min(1, max_norm / norm), a
+  // max, a comparison) takes the same branch at every point of one magnitude,
+  // so a bug on its other branch is invisible to the screening points, and
+  // the solvers would spend their timeout on each obligation downstream of it
+  // (thousands: every updated parameter reads the clipping coefficient).
+  // True when it recorded a counterexample, re-checked in extended precision.
+  bool screen_wide(Verdict& v, const TermTable& tt, const Setup& st,
+                   const std::map<std::string, Tensor<TermId>>& sym_in,
+                   const std::vector<Obl>& obls, size_t i) {
+    if (!wide_made_) {
+      wide_made_ = true;
+      std::mt19937_64 rng(opt_.seed ^ 0x9e3779b97f4a7c15ULL);
+      for (double f : {1.0 / 16, 1.0 / 4, 4.0, 16.0}) {
+        std::vector<double> pt = random_point(tt, rng, true, false);
+        for (size_t k = 0; k < pt.size(); ++k)
+          if (!tt.vars()[k].boolean && !tt.vars()[k].integer) pt[k] *= f;
+        try {
+          num_wide_.push_back(eval_numeric<double>(st, tt, sym_in, pt, obls));
+          wide_points_.emplace_back(f, std::move(pt));
+        } catch (const std::exception&) {
+          // A point the plan or spec cannot be evaluated at is not used.
+        }
+      }
+    }
+    for (size_t k = 0; k < wide_points_.size(); ++k) {
+      auto [s, p] = num_wide_[k][i];
+      if (!diverges(s, p)) continue;
+      const auto& [scale, pt] = wide_points_[k];
+      auto again = eval_numeric<long double>(st, tt, sym_in, pt, {obls[i]});
+      if (!diverges(again[0].first, again[0].second)) continue;
+      char how[128];
+      std::snprintf(how, sizeof how,
+                    "concrete evaluation at a random point with its float inputs scaled by %g",
+                    scale);
+      make_cex(v, tt, obls, i, pt, static_cast<double>(again[0].first),
+               static_cast<double>(again[0].second), how);
+      return true;
+    }
+    return false;
+  }
+
   // 0 proved, 1 refuted (with a counterexample recorded), 2 unknown, 3 not
   // decided because a mismatch was already shown.
   int decide(Verdict& v, TermTable& tt, const Setup& st, const std::map<std::string, Tensor<TermId>>& sym_in,
@@ -986,6 +1033,7 @@ class Checker {
                         " term nodes) was neither equal by canonical form nor refuted at the screening points";
       return 2;
     }
+    if (!opt_.smt_all && screen_wide(v, tt, st, sym_in, obls, i)) return 1;
     int result = -1;
     for (const auto& s : solvers) {
       SmtAnswer a = s->prove_equal(tt, o.spec_t, o.plan_t, solver_timeout_ms());
@@ -1047,6 +1095,10 @@ class Checker {
   std::set<std::string> is_state_;
   const std::vector<Instance<TermId>>* sym_instances_ = nullptr;
   std::vector<std::vector<std::pair<long double, long double>>> num_long_;  // [point][obligation], made on demand
+  // Screening at other magnitudes (see screen_wide), made on demand.
+  bool wide_made_ = false;
+  std::vector<std::pair<double, std::vector<double>>> wide_points_;  // (scale, point)
+  std::vector<std::vector<std::pair<double, double>>> num_wide_;     // [point][obligation]
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
