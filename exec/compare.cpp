@@ -20,6 +20,13 @@ RunOptions control_options(const RunOptions& o) {
   return c;
 }
 
+RunOptions perturbed_options(const RunOptions& o) {
+  RunOptions c = o;
+  c.device = Device::cpu;
+  c.perturb = true;
+  return c;
+}
+
 double ulp_distance(double a, double b, DType dtype) {
   if (std::isnan(a) || std::isnan(b))
     return std::isnan(a) && std::isnan(b) ? 0 : std::numeric_limits<double>::infinity();
@@ -80,7 +87,7 @@ std::string Comparison::summary() const {
 
 Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces,
                    const Values& spec_values, const Values& control, DType dtype,
-                   const CompareOptions& opt) {
+                   const CompareOptions& opt, const Values* perturbed) {
   Comparison cmp;
   cmp.dtype = dtype;
   cmp.opt = opt;
@@ -121,6 +128,16 @@ Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces,
           t.control = std::max(t.control, std::fabs(s.data[e] - c->data[e]));
       }
       t.tol = std::max({opt.k * t.control, opt.floor_eps * eps * t.scale, tiny});
+      if (perturbed && perturbed->count(pc.spec_value)) {
+        const ir::Tensor<double>& pv = perturbed->at(pc.spec_value);
+        for (size_t e = 0; e < s.data.size() && e < pv.data.size(); ++e)
+          if (std::isfinite(s.data[e]) && std::isfinite(pv.data[e]))
+            t.perturbed = std::max(t.perturbed, std::fabs(s.data[e] - pv.data[e]));
+        if (t.perturbed > opt.cancel_ulps * eps * t.scale) {
+          t.cancels = true;
+          t.tol = std::max(t.tol, opt.k * t.perturbed);
+        }
+      }
       cmp.tensors.push_back(t);
     }
     TensorStats& t = cmp.tensors[it->second];

@@ -11,7 +11,19 @@
 //   tol(T)     = max(k * control(T), floor_eps * epsilon(dtype) * scale(T))
 //
 // with k = 16 and floor_eps = 8 by default (the floor covers values that
-// reassociation does not touch, e.g. a sum of two terms). An element matches
+// reassociation does not touch, e.g. a sum of two terms).
+//
+// A value that is zero by cancellation is rounding noise in any run, and a
+// plan that computes its terms on other ranks or in other blocks rounds them
+// differently from the spec, while the control run may round them alike (the
+// rows of a sequence whose tokens are all equal give gradients of wq and wk
+// that are exactly zero in the spec and 1e-11 in a TP+SP plan, in f32). So
+// with a perturbed run (every float value the spec defines moved by up to one
+// ulp, perturbed_options), a value T it moves by more than
+// cancel_ulps * epsilon(dtype) * scale(T) (64 by default: far more than
+// rounding moves a well-conditioned value) is taken as cancellation noise and
+// tol(T) = max(tol(T), k * max |spec - perturbed|). Well-conditioned values
+// keep the tolerance above, so a bug's difference is not hidden by it. An element matches
 // when |plan - spec| <= tol(T); a NaN matches only a NaN. The verdict is MATCH
 // when every element of every placed value does, else DIFFERS, naming the
 // element with the largest error relative to its tolerance.
@@ -26,10 +38,16 @@ namespace parity::exec {
 struct CompareOptions {
   double k = 16;
   double floor_eps = 8;
+  // A value that the perturbed run moves by more than this many epsilons of
+  // its largest element is cancellation noise (see compare()).
+  double cancel_ulps = 64;
 };
 
 // RunOptions of the control run for a run with options `o`.
 RunOptions control_options(const RunOptions& o);
+// RunOptions of the perturbed run: the spec again with every float value it
+// defines moved by up to one unit in the last place (RunOptions::perturb).
+RunOptions perturbed_options(const RunOptions& o);
 
 struct TensorStats {
   std::string spec_value;
@@ -37,6 +55,8 @@ struct TensorStats {
   int64_t pieces = 0, elements = 0;
   double max_abs = 0, max_rel = 0, max_ulp = 0;
   double control = 0, scale = 0, tol = 0;
+  double perturbed = 0;  // max |spec - perturbed run|
+  bool cancels = false;  // tolerance taken from the perturbed run
   // The element with the largest |plan - spec| / tol.
   double worst_ratio = 0;
   std::vector<int64_t> worst_index;
@@ -61,7 +81,7 @@ struct Comparison {
 // spec does not define, or a spec output element is covered by no piece.
 Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces,
                    const Values& spec_values, const Values& control, DType dtype,
-                   const CompareOptions& opt = {});
+                   const CompareOptions& opt = {}, const Values* perturbed = nullptr);
 
 // Distance in units in the last place of `dtype` between two values of it.
 double ulp_distance(double a, double b, DType dtype);

@@ -129,9 +129,33 @@ class Executor {
 
   void define(Env& env, const std::string& name, Tensor<F> v, const ir::Instr& ins,
               const OnDefine& on) {
-    if (is_float(types_, name)) round_to(o_.dtype, v);
+    if (is_float(types_, name)) {
+      if (o_.perturb) perturb(name, v);
+      round_to(o_.dtype, v);
+    }
     auto& slot = env[name] = std::move(v);
     if (on) on(name, ins, slot);
+  }
+
+  // Monte Carlo arithmetic: x (1 + u 2^-(p-1)) with u in [-1, 1) from a hash
+  // of the value's name and the element (p: the significand bits of `dtype`),
+  // so values that the spec computes alike (the rows of a sequence whose
+  // tokens are all equal) no longer round alike, as they do not in a plan
+  // that computes them on different ranks or in other blocks.
+  void perturb(const std::string& name, Tensor<F>& v) const {
+    const double ulp = o_.dtype == DType::f64    ? 0x1p-52
+                       : o_.dtype == DType::bf16 ? 0x1p-7
+                                                 : 0x1p-23;
+    uint64_t h = 1469598103934665603ULL;  // FNV-1a of the name
+    for (unsigned char ch : name) h = (h ^ ch) * 1099511628211ULL;
+    for (size_t i = 0; i < v.data.size(); ++i) {
+      uint64_t z = h + 0x9e3779b97f4a7c15ULL * (i + 1);  // splitmix64
+      z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+      z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+      z ^= z >> 31;
+      const double u = static_cast<double>(z >> 11) * 0x1p-52 - 1.0;  // [-1, 1)
+      v.data[i] = static_cast<F>(static_cast<long double>(v.data[i]) * (1.0L + u * ulp));
+    }
   }
 
   void run(const std::vector<ir::Instr>& code, const ir::Bindings& base, Env& env,

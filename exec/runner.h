@@ -27,6 +27,10 @@ struct RunOptions {
   double timeout_s = 30;  // longest wait of one communication call
   bool blas = true;       // matmul through OpenBLAS on the CPU
   SumOrder order = SumOrder::forward;
+  // The control run (compare.h): every float value the run defines is moved
+  // by up to one unit in the last place of `dtype`, by a pseudo-random
+  // amount fixed by its name and element, before it is rounded to `dtype`.
+  bool perturb = false;
 };
 
 // A failed run: the first error (the cause) first, then other ranks' errors.

@@ -81,6 +81,8 @@ nlohmann::json report_json(const RunArgs& a, const std::string& label, const Rep
                               {"max_rel_error", t.max_rel},
                               {"max_ulp", t.max_ulp},
                               {"control_error", t.control},
+                              {"perturbed_error", t.perturbed},
+                              {"cancellation", t.cancels},
                               {"scale", t.scale},
                               {"tolerance", t.tol},
                               {"ok", t.ok},
@@ -100,14 +102,16 @@ std::string report_text(const RunArgs& a, const std::string& label, const Report
     s += fmt::format("run {}: plan {} on {} ranks ({}, {}, {}, seed {}): plan {:.4f} s", label,
                      r.plan, r.ranks, a.ranks, a.backend, a.dtype, a.seed, r.plan_s);
   if (r.cmp) {
-    s += fmt::format(", spec {:.4f} s, control {:.4f} s\n", r.spec_s, r.control_s);
+    s += fmt::format(", spec {:.4f} s, control and perturbed {:.4f} s\n", r.spec_s, r.control_s);
     s += fmt::format("  {:<16} {:>8} {:>11} {:>11} {:>9} {:>11} {:>11}\n", "value (*output)",
                      "elements", "max abs", "max rel", "max ulp", "control", "tolerance");
     for (const auto& t : r.cmp->tensors)
-      s += fmt::format("  {:<16} {:>8} {:>11.3g} {:>11.3g} {:>9.3g} {:>11.3g} {:>11.3g}  {}\n",
-                       (t.output ? "*" : " ") + t.spec_value, t.elements, t.max_abs, t.max_rel,
-                       t.max_ulp, t.control, t.tol,
-                       t.ok ? "ok" : "DIFFERS at " + t.spec_value + index_str(t.worst_index));
+      s += fmt::format(
+          "  {:<16} {:>8} {:>11.3g} {:>11.3g} {:>9.3g} {:>11.3g} {:>11.3g}  {}\n",
+          (t.output ? "*" : " ") + t.spec_value, t.elements, t.max_abs, t.max_rel, t.max_ulp,
+          t.control, t.tol,
+          (t.ok ? std::string("ok") : "DIFFERS at " + t.spec_value + index_str(t.worst_index)) +
+              (t.cancels ? " (cancellation: tolerance from the perturbed run)" : ""));
   } else if (r.ranks) {
     s += "\n";
   }
@@ -165,8 +169,9 @@ Report run_case(const RunArgs& a, const std::string& label, exec::Communicator* 
   r.spec_s = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
   exec::Values control = exec::run_spec(c, inputs, exec::control_options(so));
+  exec::Values perturbed = exec::run_spec(c, inputs, exec::perturbed_options(so));
   r.control_s = seconds_since(t0);
-  r.cmp = exec::compare(*c.spec, pieces, spec, control, o.dtype);
+  r.cmp = exec::compare(*c.spec, pieces, spec, control, o.dtype, {}, &perturbed);
   r.verdict = r.cmp->match ? "MATCH" : "DIFFERS";
   r.code = r.cmp->match ? kOk : kMismatch;
   r.message = r.cmp->summary();
