@@ -915,9 +915,10 @@ class Checker {
     v.cex = c;
   }
 
-  // Before an obligation goes to the solvers: it is evaluated at points of
+  // Before an obligation is expanded or goes to the solvers (both can take
+  // long on a term that is not an identity): it is evaluated at points of
   // other magnitudes (every float input of a fresh random point scaled by
-  // 1/16, 1/4, 4 and 16), made once for every obligation when the first one
+  // 1/256, 1/16, 1/4, 4, 16 and 256), made once for every obligation when the first one
   // gets here. A threshold (gradient clipping's min(1, max_norm / norm), a
   // max, a comparison) takes the same branch at every point of one magnitude,
   // so a bug on its other branch is invisible to the screening points, and
@@ -930,7 +931,7 @@ class Checker {
     if (!wide_made_) {
       wide_made_ = true;
       std::mt19937_64 rng(opt_.seed ^ 0x9e3779b97f4a7c15ULL);
-      for (double f : {1.0 / 16, 1.0 / 4, 4.0, 16.0}) {
+      for (double f : {1.0 / 256, 1.0 / 16, 1.0 / 4, 4.0, 16.0, 256.0}) {
         std::vector<double> pt = random_point(tt, rng, true, false);
         for (size_t k = 0; k < pt.size(); ++k)
           if (!tt.vars()[k].boolean && !tt.vars()[k].integer) pt[k] *= f;
@@ -1011,6 +1012,7 @@ class Checker {
       return 3;
     }
     if (!prove) return 2;  // screened only
+    if (!opt_.smt_all && screen_wide(v, tt, st, sym_in, obls, i)) return 1;
     if (!opt_.smt_all) {
       try {
         TermId a = tt.expand(o.spec_t, opt_.expand_budget), b = tt.expand(o.plan_t, opt_.expand_budget);
@@ -1033,7 +1035,6 @@ class Checker {
                         " term nodes) was neither equal by canonical form nor refuted at the screening points";
       return 2;
     }
-    if (!opt_.smt_all && screen_wide(v, tt, st, sym_in, obls, i)) return 1;
     int result = -1;
     for (const auto& s : solvers) {
       SmtAnswer a = s->prove_equal(tt, o.spec_t, o.plan_t, solver_timeout_ms());
