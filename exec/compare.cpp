@@ -133,6 +133,7 @@ Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces,
         for (size_t e = 0; e < s.data.size() && e < pv.data.size(); ++e)
           if (std::isfinite(s.data[e]) && std::isfinite(pv.data[e]))
             t.perturbed = std::max(t.perturbed, std::fabs(s.data[e] - pv.data[e]));
+        t.tol = std::max(t.tol, opt.perturbed_k * t.perturbed);
         if (t.perturbed > opt.cancel_ulps * eps * t.scale) {
           t.cancels = true;
           t.tol = std::max(t.tol, opt.k * t.perturbed);

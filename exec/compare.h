@@ -17,16 +17,24 @@
 // plan that computes its terms on other ranks or in other blocks rounds them
 // differently from the spec, while the control run may round them alike (the
 // rows of a sequence whose tokens are all equal give gradients of wq and wk
-// that are exactly zero in the spec and 1e-11 in a TP+SP plan, in f32). So
-// with a perturbed run (every float value the spec defines moved by up to one
-// ulp, perturbed_options), a value T it moves by more than
-// cancel_ulps * epsilon(dtype) * scale(T) (64 by default: far more than
-// rounding moves a well-conditioned value) is taken as cancellation noise and
-// tol(T) = max(tol(T), k * max |spec - perturbed|). Well-conditioned values
-// keep the tolerance above, so a bug's difference is not hidden by it. An element matches
-// when |plan - spec| <= tol(T); a NaN matches only a NaN. The verdict is MATCH
-// when every element of every placed value does, else DIFFERS, naming the
-// element with the largest error relative to its tolerance.
+// that are exactly zero in the spec and 1e-11 in a TP+SP plan, in f32). And a
+// value can be more sensitive to rounding than reassociation shows (the
+// control run orders a short sum as the spec does; AdamW's m / (sqrt(v) +
+// eps) amplifies a gradient's last bits). So a perturbed run (every float
+// value the spec defines moved by up to one ulp, perturbed_options: rounding
+// noise at every op, independent between elements) measures that
+// sensitivity, perturbed(T) = max |spec - perturbed| over T, and
+//
+//   tol(T) = max(tol(T), perturbed_k * perturbed(T))        (perturbed_k = 2)
+//
+// A value T it moves by more than cancel_ulps * epsilon(dtype) * scale(T)
+// (64 by default: far more than rounding moves a well-conditioned value) is
+// cancellation noise and gets k * perturbed(T) instead.
+//
+// An element matches when |plan - spec| <= tol(T); a NaN matches only a NaN.
+// The verdict is MATCH when every element of every placed value does, else
+// DIFFERS, naming the element with the largest error relative to its
+// tolerance.
 #pragma once
 #include <string>
 #include <vector>
@@ -41,6 +49,8 @@ struct CompareOptions {
   // A value that the perturbed run moves by more than this many epsilons of
   // its largest element is cancellation noise (see compare()).
   double cancel_ulps = 64;
+  // Every value's tolerance is at least this many times its perturbed error.
+  double perturbed_k = 2;
 };
 
 // RunOptions of the control run for a run with options `o`.
