@@ -205,6 +205,16 @@ std::vector<corpus::GenOptions> configs() {
     o.ep = 2;
     out.push_back(o);
   }
+  out.push_back(config("deepseek-v3-16b", 1, 2, 1, 1));
+  {
+    auto o = config("llama3-8b", 1, 1, 2, 2);
+    o.schedule = "interleaved";
+    o.vpp = 2;
+    o.layers = 4;
+    out.push_back(o);
+  }
+  out.push_back(config("gpt-small", 1, 1, 2, 2));  // tied embedding and head on two stages
+  out.push_back(config("llama3-8b", 2, 2, 2, 2));
   return out;
 }
 
