@@ -1,5 +1,6 @@
 // Random single mutations of generated plans (every parallelism the generator
-// has: dp, tp, sp, cp, ep, pp with its three schedules, ZeRO 1-3), checked
+// has: dp, tp, sp, cp, ep, pp with its three schedules, ZeRO 1-3; ops and
+// placements), checked
 // against numeric execution: a mutant whose numbers differ from the spec in
 // f64 must never be VERIFIED. PARITY_MUTANTS sets how many mutants a config
 // gets (default 6; a longer campaign: PARITY_MUTANTS=200), PARITY_MUTANTS_SEED
@@ -142,6 +143,25 @@ std::string mutate(ir::Case& c, const Site& s, std::mt19937_64& rng, const ir::T
   return m;
 }
 
+// Points a random placement at another spec value of the same type (a
+// region of l1.wq claimed as the same region of l0.wq): stage keys,
+// obligations and the numeric run must all read the spec value it names.
+std::string retarget_placement(ir::Case& c, std::mt19937_64& rng, const ir::TypeMap& spec_types) {
+  auto& pls = c.plan.placements;
+  ir::Placement& p = pls[std::uniform_int_distribution<size_t>(0, pls.size() - 1)(rng)];
+  auto self = spec_types.find(p.spec_value);
+  if (self == spec_types.end()) return "";
+  std::vector<std::string> same;
+  for (const auto& [name, t] : spec_types)
+    if (name != p.spec_value && t.str() == self->second.str()) same.push_back(name);
+  if (same.empty()) return "";
+  std::string to = same[std::uniform_int_distribution<size_t>(0, same.size() - 1)(rng)];
+  std::string m =
+      "retarget_placement " + p.program + "." + p.value + ": " + p.spec_value + " -> " + to;
+  p.spec_value = to;
+  return m;
+}
+
 // f64 numbers of the plan against the spec's; nullopt when the plan cannot run.
 std::optional<bool> numerically_differs(const ir::Case& c, uint64_t seed) {
   exec::RunOptions o;
@@ -238,6 +258,8 @@ TEST(MutationGen, NoNumericallyWrongMutantOfAGeneratedPlanIsVerified) {
     ir::DiagList d0;
     ir::validate_plan(base.plan, &*base.spec, "", d0, &types);
     ASSERT_TRUE(d0.empty()) << corpus::describe(gen);
+    ir::TypeMap spec_types;
+    ir::validate_spec(*base.spec, "", d0, &spec_types);
     std::vector<Site> sites;
     for (size_t p = 0; p < base.plan.programs.size(); ++p)
       collect(base.plan.programs[p].graph, p, {}, sites);
@@ -245,16 +267,25 @@ TEST(MutationGen, NoNumericallyWrongMutantOfAGeneratedPlanIsVerified) {
     for (int tries = 0; made < per_config && tries < 50 * per_config; ++tries) {
       ir::Case c = base;
       Site s = sites[std::uniform_int_distribution<size_t>(0, sites.size() - 1)(rng)];
-      std::string m = mutate(c, s, rng, types.at(c.plan.programs[s.program].name));
-      if (m.empty()) continue;
+      std::string m, where;
+      if (tries % 5 == 4) {
+        // A placement claimed one element off: stage keys, obligations and
+        // the numeric run must all read the region it names.
+        m = retarget_placement(c, rng, spec_types);
+        if (m.empty()) continue;
+        where = corpus::describe(gen) + ": " + m;
+      } else {
+        m = mutate(c, s, rng, types.at(c.plan.programs[s.program].name));
+        if (m.empty()) continue;
+        const ir::Graph* g = graph_of(c.plan, s);
+        where = corpus::describe(gen) + ": " + m + " at " + c.plan.programs[s.program].name + " " +
+                g->ops[std::min(s.path.back(), g->ops.size() - 1)].label();
+      }
       ++made;
-      const ir::Graph* g = graph_of(c.plan, s);
-      std::string where = corpus::describe(gen) + ": " + m + " at " +
-                          c.plan.programs[s.program].name + " " +
-                          g->ops[std::min(s.path.back(), g->ops.size() - 1)].label();
       opt.seed = static_cast<uint64_t>(tries) + 1;
       verify::Verdict v = verify::verify_case(c, "mutant", opt);
       if (v.kind == verify::VerdictKind::invalid) {
+        if (verbose) std::printf("%s: INVALID\n", where.c_str());
         ++tally["invalid"];
         continue;
       }
