@@ -259,6 +259,8 @@ void bypass(Ctx& x, Loc at, size_t k = 0) {
   });
 }
 
+}  // namespace
+
 // ---------------------------------------------------------------------------
 // MPMD: a rank gets its own copy of its program.
 
@@ -312,6 +314,8 @@ std::string isolate_rank(ir::Plan& p, int64_t rank) {
   p.placements = std::move(pl);
   return mine.name;
 }
+
+namespace {
 
 // ---------------------------------------------------------------------------
 // The injectors

@@ -34,4 +34,9 @@ BugSite parse_bug(const std::string& text);
 // (naming what it needs).
 void inject_bug(ir::Case& c, const std::string& text);
 
+// Gives `rank` its own copy of its program (the rest of that program's ranks
+// keep theirs, split by coordinate) and copies the placements; returns the
+// new program's name. Throws ir::InvalidInput when the rank runs nothing.
+std::string isolate_rank(ir::Plan& p, int64_t rank);
+
 }  // namespace parity::corpus

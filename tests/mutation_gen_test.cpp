@@ -1,6 +1,6 @@
 // Random single mutations of generated plans (every parallelism the generator
-// has: dp, tp, sp, cp, ep, pp with its three schedules, ZeRO 1-3; ops and
-// placements), checked
+// has: dp, tp, sp, cp, ep, pp with its three schedules, ZeRO 1-3; ops on
+// every rank of a program or on one rank, and placements), checked
 // against numeric execution: a mutant whose numbers differ from the spec in
 // f64 must never be VERIFIED. PARITY_MUTANTS sets how many mutants a config
 // gets (default 6; a longer campaign: PARITY_MUTANTS=200), PARITY_MUTANTS_SEED
@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <random>
 
+#include "corpus/bugs.h"
 #include "corpus/generator.h"
 #include "exec/compare.h"
 #include "exec/inputs.h"
@@ -236,6 +237,7 @@ std::vector<corpus::GenOptions> configs() {
   }
   out.push_back(config("gpt-small", 1, 1, 2, 2));  // tied embedding and head on two stages
   out.push_back(config("llama3-8b", 2, 2, 2, 2));
+  out.push_back(config("llama3-8b", 4, 2, 1, 2));  // dp reduced 4 -> 2
   return out;
 }
 
@@ -271,19 +273,33 @@ TEST(MutationGen, NoNumericallyWrongMutantOfAGeneratedPlanIsVerified) {
     for (int tries = 0; made < per_config && tries < 50 * per_config; ++tries) {
       ir::Case c = base;
       Site s = sites[std::uniform_int_distribution<size_t>(0, sites.size() - 1)(rng)];
-      std::string m, where;
+      std::string m, where, program = c.plan.programs[s.program].name, one_rank;
+      if (tries % 5 == 2 && c.plan.mesh.num_ranks() > 1) {
+        // A bug on one rank only: that rank runs its own copy of the program
+        // (MPMD), and the mesh reduction must keep it or not reduce.
+        const int64_t r =
+            std::uniform_int_distribution<int64_t>(0, c.plan.mesh.num_ranks() - 1)(rng);
+        if (!c.plan.program_of(r)) continue;
+        program = c.plan.program_of(r)->name;
+        const std::string mine = corpus::isolate_rank(c.plan, r);
+        std::vector<Site> own;
+        for (size_t p = 0; p < c.plan.programs.size(); ++p)
+          if (c.plan.programs[p].name == mine) collect(c.plan.programs[p].graph, p, {}, own);
+        s = own[std::uniform_int_distribution<size_t>(0, own.size() - 1)(rng)];
+        one_rank = " (rank " + std::to_string(r) + " only)";
+      }
       if (tries % 5 == 4) {
-        // A placement claimed one element off: stage keys, obligations and
-        // the numeric run must all read the region it names.
+        // A placement pointed at another spec value: stage keys, obligations
+        // and the numeric run must all read the spec value it names.
         m = retarget_placement(c, rng, spec_types);
         if (m.empty()) continue;
         where = corpus::describe(gen) + ": " + m;
       } else {
-        m = mutate(c, s, rng, types.at(c.plan.programs[s.program].name));
+        m = mutate(c, s, rng, types.at(program));
         if (m.empty()) continue;
         const ir::Graph* g = graph_of(c.plan, s);
         where = corpus::describe(gen) + ": " + m + " at " + c.plan.programs[s.program].name + " " +
-                g->ops[std::min(s.path.back(), g->ops.size() - 1)].label();
+                g->ops[std::min(s.path.back(), g->ops.size() - 1)].label() + one_rank;
       }
       ++made;
       opt.seed = static_cast<uint64_t>(tries) + 1;
