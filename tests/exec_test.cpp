@@ -30,17 +30,25 @@ namespace {
 
 std::string source(const std::string& rel) { return std::string(PARITY_SOURCE_DIR) + "/" + rel; }
 
+// The plan's placed values and the spec's three runs (as given, control and
+// perturbed) at input `seed`, as `parity run --compare` makes them.
+struct Runs {
+  std::vector<Piece> pieces;
+  Values spec, control, perturbed;
+};
+Runs run_all(const ir::Case& c, const RunOptions& o, uint64_t seed) {
+  Values in = make_inputs(*c.spec, seed, o.dtype);
+  return {assemble(c.plan, run_plan(c, in, o).values), run_spec(c, in, o),
+          run_spec(c, in, control_options(o)), run_spec(c, in, perturbed_options(o))};
+}
+
 // Runs the plan with threads and compares it with the spec, as `parity run --compare`.
 Comparison run_and_compare(const ir::Case& c, DType dtype, uint64_t seed = 1) {
   RunOptions o;
   o.dtype = dtype;
   o.timeout_s = 10;
-  Values in = make_inputs(*c.spec, seed, dtype);
-  PlanRun run = run_plan(c, in, o);
-  Values spec = run_spec(c, in, o);
-  Values control = run_spec(c, in, control_options(o));
-  Values perturbed = run_spec(c, in, perturbed_options(o));
-  return compare(*c.spec, assemble(c.plan, run.values), spec, control, dtype, {}, &perturbed);
+  Runs r = run_all(c, o, seed);
+  return compare(*c.spec, r.pieces, r.spec, r.control, dtype, {}, &r.perturbed);
 }
 
 // --- corpus/cases: the header says what `verify` concludes; execution must agree.
@@ -120,13 +128,10 @@ TEST(ExecGenerated, ZeroByCancellationIsNotADifference) {
   for (DType t : {DType::f32, DType::f64}) {
     RunOptions o;
     o.dtype = t;
-    Values in = make_inputs(*c.spec, 95, t);
-    auto pieces = assemble(c.plan, run_plan(c, in, o).values);
-    Values spec = run_spec(c, in, o), control = run_spec(c, in, control_options(o));
-    Values perturbed = run_spec(c, in, perturbed_options(o));
-    Comparison without = compare(*c.spec, pieces, spec, control, t);
+    Runs r = run_all(c, o, 95);
+    Comparison without = compare(*c.spec, r.pieces, r.spec, r.control, t);
     EXPECT_FALSE(without.match) << "the inputs no longer make a zero by cancellation";
-    Comparison with = compare(*c.spec, pieces, spec, control, t, {}, &perturbed);
+    Comparison with = compare(*c.spec, r.pieces, r.spec, r.control, t, {}, &r.perturbed);
     EXPECT_TRUE(with.match) << with.summary();
     bool flagged = false;
     for (const auto& ts : with.tensors) flagged |= ts.spec_value == "grad.l0.wq" && ts.cancels;
@@ -147,12 +152,9 @@ TEST(ExecGenerated, RoundingSensitivityComesFromThePerturbedRun) {
   RunOptions o;
   o.dtype = DType::f64;
   for (uint64_t seed : {29, 43}) {
-    Values in = make_inputs(*c.spec, seed, o.dtype);
-    auto pieces = assemble(c.plan, run_plan(c, in, o).values);
-    Values spec = run_spec(c, in, o), control = run_spec(c, in, control_options(o));
-    Values perturbed = run_spec(c, in, perturbed_options(o));
-    EXPECT_FALSE(compare(*c.spec, pieces, spec, control, o.dtype).match) << "seed " << seed;
-    Comparison with = compare(*c.spec, pieces, spec, control, o.dtype, {}, &perturbed);
+    Runs r = run_all(c, o, seed);
+    EXPECT_FALSE(compare(*c.spec, r.pieces, r.spec, r.control, o.dtype).match) << "seed " << seed;
+    Comparison with = compare(*c.spec, r.pieces, r.spec, r.control, o.dtype, {}, &r.perturbed);
     EXPECT_TRUE(with.match) << "seed " << seed << ": " << with.summary();
   }
 }

@@ -19,6 +19,7 @@
 #include "exec/runner.h"
 #include "frontend/proto/case_io.h"
 #include "ir/validate.h"
+#include "tests/lib/mutation_sites.h"
 #include "verify/check.h"
 
 namespace parity {
@@ -26,26 +27,9 @@ namespace {
 
 using ir::Op;
 
-struct Site {
-  size_t program;
-  std::vector<size_t> path;  // op index, then region op indices
-};
-
-void collect(const ir::Graph& g, size_t prog, const std::vector<size_t>& prefix,
-             std::vector<Site>& out) {
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    auto p = prefix;
-    p.push_back(i);
-    out.push_back({prog, p});
-    for (const auto& r : g.ops[i].regions) collect(r, prog, p, out);
-  }
-}
-
-ir::Graph* graph_of(ir::Plan& plan, const Site& s) {
-  ir::Graph* g = &plan.programs[s.program].graph;
-  for (size_t d = 0; d + 1 < s.path.size(); ++d) g = &g->ops[s.path[d]].regions[0];
-  return g;
-}
+using mutation::collect;
+using mutation::graph_of;
+using mutation::Site;
 
 template <class T>
 const T* attr_as(const Op& op, const char* name) {

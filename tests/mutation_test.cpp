@@ -9,6 +9,7 @@
 #include "ir/interp.h"
 #include "ir/num_domain.h"
 #include "ir/validate.h"
+#include "tests/lib/mutation_sites.h"
 #include "verify/check.h"
 
 namespace parity {
@@ -16,30 +17,14 @@ namespace {
 
 using ir::Op;
 
-struct Site {
-  size_t program;
-  std::vector<size_t> path;  // op index, then region op indices
-};
-
-void collect(const ir::Graph& g, size_t prog, std::vector<size_t> prefix, std::vector<Site>& out) {
-  for (size_t i = 0; i < g.ops.size(); ++i) {
-    auto p = prefix;
-    p.push_back(i);
-    out.push_back({prog, p});
-    for (const auto& r : g.ops[i].regions) collect(r, prog, p, out);
-  }
-}
-
-ir::Graph* graph_of(ir::Plan& plan, const Site& s, size_t depth) {
-  ir::Graph* g = &plan.programs[s.program].graph;
-  for (size_t d = 0; d < depth; ++d) g = &g->ops[s.path[d]].regions[0];
-  return g;
-}
+using mutation::collect;
+using mutation::graph_of;
+using mutation::Site;
 
 // Applies one random mutation at `s`; returns its name or "" if none applies.
 std::string mutate(ir::Case& c, const Site& s, std::mt19937_64& rng,
                    const std::map<std::string, ir::TypeMap>& types) {
-  ir::Graph* g = graph_of(c.plan, s, s.path.size() - 1);
+  ir::Graph* g = graph_of(c.plan, s);
   Op& op = g->ops[s.path.back()];
   std::vector<std::string> choices;
   bool coll = op.attr("axes") || op.attr("groups");
