@@ -1,0 +1,72 @@
+// Repeated layers: the ops of a spec or program grouped into blocks by the
+// layer number their value names carry, and which blocks are exact images of
+// the block before them. This is what a layer fold would rest on (the plan
+// written out for 126 layers is the same block 126 times); today `parity
+// inspect --layers` reports it, so a plan whose layer 77 differs from its
+// neighbours shows where before anything is proved.
+//
+// A layer number is a token `l<digits>` standing alone between separators
+// (`l77.attn.q`, `d_l77.out`, `grad.local.l77.wq`). An op whose results carry
+// one layer number belongs to the block of the largest number among its
+// results and operands: the backward op named `d_l76.out_1` reads layer 77's
+// values and is part of layer 77's backward. Ops whose results carry no
+// number, or several (a loop carrying every layer's accumulator, the chain
+// summing every parameter's square), are glue.
+//
+// Block k is an image of block j when, in program order, their ops are the
+// same ops with every layer number shifted by k - j: kinds, attributes,
+// regions (top level or the same loop body), declared types, operands (glue
+// operands identical), and the placements on their results and operands
+// (spec: whether a placement targets the value).
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/plan.h"
+
+namespace parity::reduce {
+
+struct LayerToken {
+  size_t pos = 0, len = 0;  // the digits
+  int64_t layer = 0;
+};
+// The layer numbers in `name`, in order; empty when it carries none.
+std::vector<LayerToken> layer_tokens(std::string_view name);
+// `name` with every layer number shifted by `by` (numbers that would fall
+// below 0 are left as they are: such a name has no image).
+std::string shift_layers(std::string_view name, int64_t by);
+
+struct LayerBlock {
+  int64_t layer = 0;
+  std::vector<const ir::Op*> ops;       // in program order, loop bodies included
+  std::vector<const ir::Graph*> owner;  // per op: the graph (top level or loop body) holding it
+  std::vector<int> region;              // per op: 0 top level, k: the k-th loop body met
+};
+
+// Why block `layer` is not the image of block `of`.
+struct BlockBreak {
+  int64_t layer = 0, of = 0;
+  const ir::Op* op =
+      nullptr;  // the first op of block `layer` that differs; null: the counts differ
+  std::string why;
+};
+
+struct GraphLayers {
+  std::string scope;  // "spec" or "program NAME"
+  std::map<int64_t, LayerBlock> blocks;
+  size_t glue_ops = 0;
+  // Maximal runs of consecutive layers, each block the image of the one before.
+  std::vector<std::pair<int64_t, int64_t>> runs;
+  std::vector<BlockBreak> breaks;  // one per consecutive pair that is not an image
+};
+
+// The blocks of the spec (first, when there is one) and of every program.
+std::vector<GraphLayers> find_layer_blocks(const ir::Case& c);
+
+// A few lines per spec and program, for `parity inspect --layers`.
+std::string layers_report(const std::vector<GraphLayers>& g);
+
+}  // namespace parity::reduce
