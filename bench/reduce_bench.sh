@@ -108,13 +108,17 @@ curve() {
 # Where the layers curve's time goes: the phases of `parity verify` (its
 # --json timings, fastest run) at the curve's two ends, and the process as a
 # whole (start-up included: loading the solver and MLIR libraries).
+# phases GEN-ARGS... [-- VERIFY-ARGS...]
 phases() {
-  local f="$T/ph.pb" best="" bt=""
-  "$P" gen "$@" -o "$f" >/dev/null
+  local f="$T/ph.pb" best="" bt="" gen=() ver=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do gen+=("$1"); shift; done
+  [ $# -gt 0 ] && shift
+  ver=("$@")
+  "$P" gen "${gen[@]}" -o "$f" >/dev/null
   for _ in $(seq "${REPEAT:-1}"); do
     local s0 s1
     s0=$(date +%s.%N)
-    timeout "${LIMIT:-600}" "$P" verify "$f" --json "$T/ph.json" >/dev/null || true
+    timeout "${LIMIT:-600}" "$P" verify "$f" --json "$T/ph.json" "${ver[@]}" >/dev/null || true
     s1=$(date +%s.%N)
     local t
     t=$(python3 -c "print(f'{$s1-$s0:.3f}')")
@@ -124,17 +128,18 @@ phases() {
 import json, sys
 t = json.load(open(sys.argv[1]))["timings"]
 v = t.get("validate", 0)
-print(f'{t["read"]:.3f} | {v:.3f} | {t["validate_and_reduce"] - v:.3f} | {t["stage_build"]:.3f} | {t["stage_prove"]:.3f}')
+print(f'{t["read"]:.3f} | {v:.3f} | {t["validate_and_reduce"] - v:.3f} | {t.get("fold", 0):.3f} | {t["stage_build"]:.3f} | {t["stage_prove"]:.3f}')
 PY
 )
     fi
   done
-  echo "| \`$*\` | $best | $bt |"
+  echo "| \`${gen[*]}${ver[*]:+ (verify ${ver[*]})}\` | $best | $bt |"
 }
-echo "| layers curve end | read | validate | reduce (and validate the reduced instance) | stage graph | prove | process (s) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| layers curve end | read | validate | reduce (and validate the reduced instance) | fold | stage graph | prove | process (s) |"
+echo "|---|---|---|---|---|---|---|---|"
 phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 16
 phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126
+phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126 -- --no-fold
 echo
 
 echo "| curve | base | points | largest/smallest |"

@@ -39,8 +39,10 @@ void check_schedule(const Plan& p, const std::map<std::string, TypeMap>& types, 
                     size_t budget = kScheduleBudget);
 
 // Everything above for a complete case; `spec_types` receives the spec's
-// value types when non-null (the stage builder needs them).
+// value types when non-null (the stage builder needs them), `types` each
+// program's (the layer fold's stubs do).
 DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget = kScheduleBudget,
-                       size_t threads = 0, TypeMap* spec_types = nullptr);
+                       size_t threads = 0, TypeMap* spec_types = nullptr,
+                       std::map<std::string, TypeMap>* types = nullptr);
 
 }  // namespace parity::ir

@@ -382,7 +382,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
 }
 
 DiagList validate_case(const Case& c, const std::string& file, size_t schedule_budget, size_t threads,
-                       TypeMap* spec_types) {
+                       TypeMap* spec_types, std::map<std::string, TypeMap>* program_types) {
   DiagList out;
   if (c.plan.programs.empty() && c.plan.mesh.axes.empty()) {
     if (c.spec) validate_spec(*c.spec, file, out, spec_types);
@@ -391,6 +391,7 @@ DiagList validate_case(const Case& c, const std::string& file, size_t schedule_b
   std::map<std::string, TypeMap> types;
   validate_plan(c.plan, c.spec ? &*c.spec : nullptr, file, out, &types, threads, spec_types);
   if (out.empty()) check_schedule(c.plan, types, file, out, schedule_budget);
+  if (program_types) *program_types = std::move(types);
   return out;
 }
 

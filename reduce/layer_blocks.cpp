@@ -4,24 +4,92 @@
 #include <optional>
 #include <unordered_map>
 
+#include "ir/parallel.h"
+
 namespace parity::reduce {
 
 namespace {
 
 bool separator(char ch) { return ch == '.' || ch == '_'; }
 
-// The spec's or a program's lookups the image check needs.
-struct Scope {
-  const ir::Graph* top = nullptr;
-  // Program: value -> its placements. Spec: value -> placements targeting it.
-  std::unordered_map<std::string_view, std::vector<const ir::Placement*>> placed;
-  bool spec = false;
-};
+using Scope = GraphLayers;
 
-const ir::TensorType* declared(const Scope& s, const ir::Graph* owner, const std::string& name) {
-  if (auto it = owner->types.find(name); it != owner->types.end()) return &it->second;
-  if (auto it = s.top->types.find(name); it != s.top->types.end()) return &it->second;
-  return nullptr;
+const ir::TensorType* declared(const Scope& s, const ir::Graph*, const std::string& name) {
+  auto it = s.declared.find(name);
+  return it == s.declared.end() ? nullptr : it->second;
+}
+
+// Equal expressions read from one file share their trees: compare those
+// first, the text only when the trees differ.
+bool same_expr(const ir::DimExpr& a, const ir::DimExpr& b) {
+  return a.id() == b.id() || a.str() == b.str();
+}
+
+bool same_exprs(const std::vector<ir::DimExpr>& a, const std::vector<ir::DimExpr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (!same_expr(a[k], b[k])) return false;
+  return true;
+}
+
+bool same_attr(const ir::Attr& a, const ir::Attr& b) {
+  if (a.index() != b.index()) return false;
+  if (auto* x = std::get_if<ir::DimExpr>(&a)) return same_expr(*x, std::get<ir::DimExpr>(b));
+  if (auto* x = std::get_if<ir::Dims>(&a)) return same_exprs(*x, std::get<ir::Dims>(b));
+  if (auto* x = std::get_if<ir::Coords>(&a)) {
+    const auto& y = std::get<ir::Coords>(b);
+    if (x->size() != y.size()) return false;
+    for (auto i = x->begin(), j = y.begin(); i != x->end(); ++i, ++j)
+      if (i->first != j->first || !same_expr(i->second, j->second)) return false;
+    return true;
+  }
+  return a == b;  // numbers, strings, axis lists, explicit groups
+}
+
+bool same_attrs(const ir::AttrMap& a, const ir::AttrMap& b) {
+  if (a.size() != b.size()) return false;
+  for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+    if (i->first != j->first || !same_attr(i->second, j->second)) return false;
+  return true;
+}
+
+bool same_type(const ir::TensorType& a, const ir::TensorType& b) {
+  return a.dtype == b.dtype && same_exprs(a.shape, b.shape);
+}
+
+bool same_region(const std::vector<ir::Range>& a, const std::vector<ir::Range>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (!same_expr(a[k].offset, b[k].offset) || !same_expr(a[k].size, b[k].size)) return false;
+  return true;
+}
+
+// A layer number at `i` of `s`: its digits' length and value.
+bool token_at(std::string_view s, size_t i, size_t& len, int64_t& value) {
+  if (s[i] != 'l' || (i > 0 && !separator(s[i - 1]))) return false;
+  size_t j = i + 1;
+  while (j < s.size() && s[j] >= '0' && s[j] <= '9') ++j;
+  len = j - i - 1;
+  if (len == 0 || len > 9 || (len > 1 && s[i + 1] == '0')) return false;
+  if (j < s.size() && !separator(s[j])) return false;
+  value = 0;
+  for (size_t k = i + 1; k < j; ++k) value = value * 10 + (s[k] - '0');
+  return true;
+}
+
+// The smallest and largest layer number in `name`; false when it has none.
+bool layer_range(std::string_view name, int64_t& lo, int64_t& hi) {
+  bool any = false;
+  size_t len = 0;
+  int64_t v = 0;
+  for (size_t i = 0; i < name.size(); ++i)
+    if (token_at(name, i, len, v)) {
+      lo = any ? std::min(lo, v) : v;
+      hi = any ? std::max(hi, v) : v;
+      any = true;
+      i += len;
+    }
+  return any;
 }
 
 std::string attrs_str(const ir::AttrMap& a) {
@@ -34,12 +102,11 @@ std::string attrs_str(const ir::AttrMap& a) {
 std::optional<std::string> value_break(const Scope& s, const ir::Graph* oa, const ir::Graph* ob,
                                        const std::string& na, const std::string& nb, int64_t by,
                                        int64_t of) {
-  const std::string want = shift_layers(na, by);
-  if (want != nb)
+  if (!is_shifted(na, nb, by))
     return "reads or defines '" + nb + "' where layer " + std::to_string(of) + " has '" + na + "'";
   const ir::TensorType* ta = declared(s, oa, na);
   const ir::TensorType* tb = declared(s, ob, nb);
-  if (!ta != !tb || (ta && ta->str() != tb->str()))
+  if (!ta != !tb || (ta && !same_type(*ta, *tb)))
     return "'" + nb + "' is declared " + (tb ? tb->str() : "without a type") + ", '" + na + "' " +
            (ta ? ta->str() : "without a type");
   auto ia = s.placed.find(na), ib = s.placed.find(nb);
@@ -48,19 +115,22 @@ std::optional<std::string> value_break(const Scope& s, const ir::Graph* oa, cons
   if (ca != cb)
     return "'" + nb + "' has " + std::to_string(cb) + " placement(s), '" + na + "' " +
            std::to_string(ca);
-  if (s.spec) return std::nullopt;
+  if (s.program.empty()) return std::nullopt;
   for (size_t k = 0; k < ca; ++k) {
     const ir::Placement& pa = *ia->second[k];
     const ir::Placement& pb = *ib->second[k];
-    if (pa.kind != pb.kind || !(pa.region == pb.region) || pa.axes != pb.axes ||
-        shift_layers(pa.spec_value, by) != pb.spec_value)
+    if (pa.kind != pb.kind || !same_region(pa.region, pb.region) || pa.axes != pb.axes ||
+        !is_shifted(pa.spec_value, pb.spec_value, by))
       return "the placement of '" + nb + "' (on spec " + pb.spec_value +
              ") is not the image of that of '" + na + "' (on spec " + pa.spec_value + ")";
   }
   return std::nullopt;
 }
 
-std::optional<BlockBreak> image_break(const Scope& s, const LayerBlock& a, const LayerBlock& b) {
+}  // namespace
+
+std::optional<BlockBreak> image_break(const GraphLayers& s, const LayerBlock& a,
+                                      const LayerBlock& b) {
   const int64_t by = b.layer - a.layer;
   BlockBreak br;
   br.layer = b.layer;
@@ -70,21 +140,23 @@ std::optional<BlockBreak> image_break(const Scope& s, const LayerBlock& a, const
     const ir::Op& x = *a.ops[i];
     const ir::Op& y = *b.ops[i];
     br.op = &y;
-    const std::string at = " where layer " + std::to_string(a.layer) + " has `" + x.label() + "`";
+    auto where = [&] {
+      return " where layer " + std::to_string(a.layer) + " has `" + x.label() + "`";
+    };
     if (a.region[i] != b.region[i]) {
-      br.why = "is in another region (top level or loop body)" + at;
+      br.why = "is in another region (top level or loop body)" + where();
       return br;
     }
     if (x.kind != y.kind) {
-      br.why = "is op " + y.kind + at;
+      br.why = "is op " + y.kind + where();
       return br;
     }
     if (x.results.size() != y.results.size() || x.operands.size() != y.operands.size()) {
-      br.why = "has another number of operands or results" + at;
+      br.why = "has another number of operands or results" + where();
       return br;
     }
-    if (attrs_str(x.attrs) != attrs_str(y.attrs)) {
-      br.why = "has " + attrs_str(y.attrs) + at + " (" + attrs_str(x.attrs) + ")";
+    if (!same_attrs(x.attrs, y.attrs)) {
+      br.why = "has " + attrs_str(y.attrs) + where() + " (" + attrs_str(x.attrs) + ")";
       return br;
     }
     auto names = [&](const std::vector<std::string>& na, const std::vector<std::string>& nb) {
@@ -111,54 +183,65 @@ std::optional<BlockBreak> image_break(const Scope& s, const LayerBlock& a, const
   return std::nullopt;
 }
 
+namespace {
+
 // Assigns the ops of `g` (and of its loop bodies) to blocks.
 struct Blocker {
   GraphLayers& out;
   int regions = 0;
+  std::unordered_map<std::string_view, int64_t> value_block;  // results of block ops
 
-  void walk(const ir::Graph& g, int region) {
+  void walk(const ir::Graph& g, int region, const std::vector<std::string>& inputs) {
+    // Only the inputs' declared types matter to the image: the other values'
+    // types follow from the ops, which are compared.
+    for (const auto& in : inputs)
+      if (auto it = g.types.find(in); it != g.types.end()) out.declared.emplace(in, &it->second);
     for (const auto& op : g.ops) {
       std::optional<int64_t> layer;
       bool glue = false;
       for (const auto& r : op.results) {
-        auto t = layer_tokens(r);
-        if (t.empty()) {
+        int64_t lo = 0, hi = 0;
+        if (!layer_range(r, lo, hi) || lo != hi || (layer && *layer != lo)) {
           glue = true;
           break;
         }
-        for (const auto& tk : t) {
-          if (layer && *layer != tk.layer) glue = true;
-          layer = tk.layer;
-        }
+        layer = lo;
       }
       if (!glue) {
-        for (const auto& o : op.operands)
-          for (const auto& tk : layer_tokens(o))
-            if (!layer || tk.layer > *layer) layer = tk.layer;
+        for (const auto& o : op.operands) {
+          int64_t lo = 0, hi = 0;
+          if (layer_range(o, lo, hi) && (!layer || hi > *layer)) layer = hi;
+          // Through an unplaced value the op continues its producer's
+          // block (`d_l2.out_3 = reduce_mean(d_l2.out_2)` is layer 3's
+          // backward when `d_l2.out_2` is); a placed value ends it.
+          if (auto it = value_block.find(o); it != value_block.end() && !out.placed.count(o))
+            if (!layer || it->second > *layer) layer = it->second;
+        }
       }
       if (glue || !layer || !op.regions.empty()) {
         ++out.glue_ops;
       } else {
+        out.block_of[&op] = *layer;
+        for (const auto& r : op.results) value_block[r] = *layer;
         LayerBlock& b = out.blocks[*layer];
         b.layer = *layer;
         b.ops.push_back(&op);
         b.owner.push_back(&g);
         b.region.push_back(region);
       }
-      for (const auto& body : op.regions) walk(body, ++regions);
+      for (const auto& body : op.regions) walk(body, ++regions, body.inputs);
     }
   }
 };
 
-GraphLayers analyse(const std::string& scope_name, const Scope& s) {
-  GraphLayers gl;
-  gl.scope = scope_name;
-  Blocker{gl}.walk(*s.top, 0);
+void analyse(GraphLayers& gl) {
+  Blocker b{gl, 0, {}};
+  b.walk(*gl.graph, 0, gl.graph->inputs);
   std::optional<int64_t> prev;
   for (const auto& [layer, block] : gl.blocks) {
     bool joined = false;
     if (prev && *prev + 1 == layer) {
-      if (auto br = image_break(s, gl.blocks.at(*prev), block))
+      if (auto br = image_break(gl, gl.blocks.at(*prev), block))
         gl.breaks.push_back(std::move(*br));
       else
         joined = true;
@@ -169,7 +252,6 @@ GraphLayers analyse(const std::string& scope_name, const Scope& s) {
       gl.runs.push_back({layer, layer});
     prev = layer;
   }
-  return gl;
 }
 
 std::string range_str(const std::pair<int64_t, int64_t>& r) {
@@ -179,19 +261,39 @@ std::string range_str(const std::pair<int64_t, int64_t>& r) {
 
 }  // namespace
 
+bool is_shifted(std::string_view a, std::string_view b, int64_t by) {
+  size_t i = 0, j = 0, la = 0, lb = 0;
+  int64_t va = 0, vb = 0;
+  while (i < a.size() && j < b.size()) {
+    // Most characters are no `l`: compare those without parsing.
+    if (a[i] != 'l' && b[j] != 'l') {
+      if (a[i] != b[j]) return false;
+      ++i, ++j;
+      continue;
+    }
+    const bool ta = token_at(a, i, la, va), tb = token_at(b, j, lb, vb);
+    if (ta != tb) return false;
+    if (ta) {
+      if (vb != va + by) return false;
+      i += la + 1;
+      j += lb + 1;
+      continue;
+    }
+    if (a[i] != b[j]) return false;
+    ++i, ++j;
+  }
+  return i == a.size() && j == b.size();
+}
+
 std::vector<LayerToken> layer_tokens(std::string_view name) {
   std::vector<LayerToken> out;
-  for (size_t i = 0; i < name.size(); ++i) {
-    if (name[i] != 'l' || (i > 0 && !separator(name[i - 1]))) continue;
-    size_t j = i + 1;
-    while (j < name.size() && name[j] >= '0' && name[j] <= '9') ++j;
-    const size_t len = j - i - 1;
-    // A leading zero (`l07`) or a number too long to shift exactly is no layer.
-    if (len == 0 || len > 9 || (len > 1 && name[i + 1] == '0')) continue;
-    if (j < name.size() && !separator(name[j])) continue;
-    out.push_back({i + 1, len, std::stoll(std::string(name.substr(i + 1, len)))});
-    i = j - 1;
-  }
+  size_t len = 0;
+  int64_t value = 0;
+  for (size_t i = 0; i < name.size(); ++i)
+    if (token_at(name, i, len, value)) {
+      out.push_back({i + 1, len, value});
+      i += len;
+    }
   return out;
 }
 
@@ -211,21 +313,27 @@ std::string shift_layers(std::string_view name, int64_t by) {
 }
 
 std::vector<GraphLayers> find_layer_blocks(const ir::Case& c) {
+  // Reserved: the entries are filled in place (their maps view the case's strings).
   std::vector<GraphLayers> out;
+  out.reserve(c.plan.programs.size() + 1);
   if (c.spec) {
-    Scope s;
-    s.top = &c.spec->graph;
-    s.spec = true;
+    GraphLayers& s = out.emplace_back();
+    s.scope = "spec";
+    s.graph = &c.spec->graph;
     for (const auto& p : c.plan.placements) s.placed[p.spec_value].push_back(&p);
-    out.push_back(analyse("spec", s));
   }
+  std::unordered_map<std::string_view, GraphLayers*> of;
   for (const auto& prog : c.plan.programs) {
-    Scope s;
-    s.top = &prog.graph;
-    for (const auto& p : c.plan.placements)
-      if (p.program == prog.name) s.placed[p.value].push_back(&p);
-    out.push_back(analyse("program " + prog.name, s));
+    GraphLayers& s = out.emplace_back();
+    s.scope = "program " + prog.name;
+    s.program = prog.name;
+    s.graph = &prog.graph;
+    of[prog.name] = &s;
   }
+  for (const auto& p : c.plan.placements)
+    if (auto it = of.find(p.program); it != of.end()) it->second->placed[p.value].push_back(&p);
+  // Each spec and program is analysed on its own (they only read the case).
+  ir::parallel_for(out.size(), ir::hardware_threads(), [&](size_t k) { analyse(out[k]); });
   return out;
 }
 

@@ -8,8 +8,10 @@
 // A layer number is a token `l<digits>` standing alone between separators
 // (`l77.attn.q`, `d_l77.out`, `grad.local.l77.wq`). An op whose results carry
 // one layer number belongs to the block of the largest number among its
-// results and operands: the backward op named `d_l76.out_1` reads layer 77's
-// values and is part of layer 77's backward. Ops whose results carry no
+// results, its operands and the blocks of the ops whose unplaced results it
+// reads: the backward op named `d_l76.out_1` reads layer 77's values and is
+// part of layer 77's backward, and so is `d_l76.out_3 = reduce_mean(d_l76.out_2)`
+// after it; a placed value (`d_l76.out`) ends that. Ops whose results carry no
 // number, or several (a loop carrying every layer's accumulator, the chain
 // summing every parameter's square), are glue.
 //
@@ -21,8 +23,10 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/plan.h"
@@ -38,6 +42,8 @@ std::vector<LayerToken> layer_tokens(std::string_view name);
 // `name` with every layer number shifted by `by` (numbers that would fall
 // below 0 are left as they are: such a name has no image).
 std::string shift_layers(std::string_view name, int64_t by);
+// Whether `b` is `a` with every layer number shifted by `by` (without building it).
+bool is_shifted(std::string_view a, std::string_view b, int64_t by);
 
 struct LayerBlock {
   int64_t layer = 0;
@@ -54,8 +60,19 @@ struct BlockBreak {
   std::string why;
 };
 
+// The placements a spec's or program's values carry: a program value's own,
+// or for the spec the placements that target the value (views into the case).
+using PlacedMap = std::unordered_map<std::string_view, std::vector<const ir::Placement*>>;
+
 struct GraphLayers {
-  std::string scope;  // "spec" or "program NAME"
+  std::string scope;    // "spec" or "program NAME"
+  std::string program;  // empty for the spec
+  const ir::Graph* graph = nullptr;
+  PlacedMap placed;
+  // Declared types of every value of the graph and its loop bodies (names
+  // are unique across a program).
+  std::unordered_map<std::string_view, const ir::TensorType*> declared;
+  std::unordered_map<const ir::Op*, int64_t> block_of;  // ops in blocks (glue ops are not)
   std::map<int64_t, LayerBlock> blocks;
   size_t glue_ops = 0;
   // Maximal runs of consecutive layers, each block the image of the one before.
@@ -65,6 +82,11 @@ struct GraphLayers {
 
 // The blocks of the spec (first, when there is one) and of every program.
 std::vector<GraphLayers> find_layer_blocks(const ir::Case& c);
+
+// Whether block `b` is the image of block `a` of the same spec or program
+// under the shift b.layer - a.layer; why not when it is not.
+std::optional<BlockBreak> image_break(const GraphLayers& g, const LayerBlock& a,
+                                      const LayerBlock& b);
 
 // A few lines per spec and program, for `parity inspect --layers`.
 std::string layers_report(const std::vector<GraphLayers>& g);

@@ -745,7 +745,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       return unchanged();
     }
     // The reduced instance must itself be well formed (shapes, schedule).
-    ir::DiagList d = ir::validate_case(t.reduced, "", ir::kScheduleBudget, opt.threads, &t.spec_types);
+    ir::DiagList d =
+        ir::validate_case(t.reduced, "", ir::kScheduleBudget, opt.threads, &t.spec_types, &t.program_types);
     if (!d.empty()) {
       // Keep, one at a time, a size the failing op depends on.
       if (first_failure.empty()) {

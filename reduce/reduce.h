@@ -55,6 +55,7 @@ struct Result {
   std::vector<AxisMap> axes;         // every axis of the mesh, reduced or not
   std::map<std::string, std::pair<int64_t, int64_t>> dims;  // changed dims: (original, reduced)
   ir::TypeMap spec_types;  // of the reduced spec, from its validation (when changed)
+  std::map<std::string, ir::TypeMap> program_types;  // of its programs, likewise
   std::vector<Reading> readings;  // with Options::reread_literals
 
   // `rank 5 (pp=0,dp=37,tp=1)`: the original rank a reduced rank stands for.

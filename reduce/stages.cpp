@@ -139,8 +139,9 @@ void append_region_key(std::string& k, const std::vector<ir::Range>& region, con
 
 }  // namespace
 
-StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spec_types, size_t max_rank_instructions)
-    : c_(c), threads_(threads), max_rank_instructions_(max_rank_instructions) {
+StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spec_types, size_t max_rank_instructions,
+                       const std::set<std::string>* assumed)
+    : c_(c), threads_(threads), max_rank_instructions_(max_rank_instructions), assumed_(assumed) {
   if (!c.spec) throw ir::EvalError("no spec");
   dims_ = c.spec->dims;
   for (const auto& [k, v] : c.plan.dims) dims_[k] = v;
@@ -477,7 +478,8 @@ void StageGraph::build_stages() {
     }
   }
   std::vector<std::pair<int32_t, std::string>> order;
-  for (const auto& [y, ns] : placed_on_) order.push_back({spec_node_of_.at(y), y});
+  for (const auto& [y, ns] : placed_on_)
+    if (!assumed_ || !assumed_->count(y)) order.push_back({spec_node_of_.at(y), y});
   std::sort(order.begin(), order.end());
   // Stages only read the node graph: they are sliced and keyed on every core,
   // each thread taking the next spec value, and kept in spec order.

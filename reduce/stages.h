@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <thread>
@@ -72,8 +73,11 @@ class StageGraph {
   // `spec_types`: the spec's value types when the caller validated it already.
   // Past `max_rank_instructions` (summed over ranks) the graph stops before
   // laying out its nodes: it has no stages, only rank_instructions().
+  // `assumed`: spec values whose stages are not built (a layer fold proves
+  // them as images of kept ones); they still cut the stages that read them.
   explicit StageGraph(const ir::Case& c, size_t threads = 0, const ir::TypeMap* spec_types = nullptr,
-                      size_t max_rank_instructions = SIZE_MAX);
+                      size_t max_rank_instructions = SIZE_MAX,
+                      const std::set<std::string>* assumed = nullptr);
   ~StageGraph();
 
   const ir::Case& kase() const { return c_; }
@@ -157,6 +161,7 @@ class StageGraph {
   size_t collectives_ = 0;  // collective instances
   size_t threads_ = 0;
   size_t max_rank_instructions_ = SIZE_MAX;
+  const std::set<std::string>* assumed_ = nullptr;
   ir::TypeMap spec_types_;
 };
 

@@ -56,6 +56,13 @@ TEST(LayerBlocks, TokensStandAloneBetweenSeparators) {
   EXPECT_EQ(reduce::shift_layers("grad.local.l9.w_up", 3), "grad.local.l12.w_up");
   EXPECT_EQ(reduce::shift_layers("loss.inv_count", 5), "loss.inv_count");
   EXPECT_EQ(reduce::shift_layers("l1.x", -2), "l1.x");  // no image below layer 0
+  EXPECT_TRUE(reduce::is_shifted("d_l2.out_1", "d_l3.out_1", 1));
+  EXPECT_TRUE(reduce::is_shifted("grad.local.l9.w_up", "grad.local.l12.w_up", 3));
+  EXPECT_TRUE(reduce::is_shifted("loss.inv_count", "loss.inv_count", 4));
+  EXPECT_FALSE(reduce::is_shifted("d_l2.out_1", "d_l3.out_2", 1));
+  EXPECT_FALSE(reduce::is_shifted("l2.x", "l4.x", 1));
+  EXPECT_FALSE(reduce::is_shifted("l2.x", "l3x", 1));
+  EXPECT_FALSE(reduce::is_shifted("l9.x", "l10.x.y", 1));
 }
 
 // A pipeline stage's interior layers are the same block written out again;

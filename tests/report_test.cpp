@@ -196,7 +196,8 @@ TEST_F(ReportTest, JsonTimingsCoverEveryPhase) {
   Proc r = parity("verify " + kGood + " --json " + path("r.json"));
   ASSERT_EQ(r.rc, 0) << r.out;
   json t = read_json("r.json")["timings"];
-  for (const char* k : {"read", "validate_and_reduce", "validate", "stage_build", "stage_prove", "whole_check"})
+  for (const char* k :
+       {"read", "validate_and_reduce", "validate", "fold", "stage_build", "stage_prove", "whole_check"})
     EXPECT_TRUE(t.contains(k) && t[k].is_number()) << k << " in " << t.dump();
   EXPECT_GT(t["read"].get<double>(), 0.0);
 }

@@ -130,7 +130,7 @@ void add_verify(CLI::App& app, Action& run) {
                   "monomials allowed when expanding products");
   cmd->add_flag("--smt-all", opt.smt_all,
                 "send every obligation not equal by canonical form to the solver");
-  static bool no_reduce = false, no_stages = false;
+  static bool no_reduce = false, no_stages = false, no_fold = false;
   cmd->add_option("--cache", opt.cache_dir,
                   "remember proved stages in DIR and skip them in later runs (keys compared in full)");
   cmd->add_option("--threads", opt.threads,
@@ -139,6 +139,9 @@ void add_verify(CLI::App& app, Action& run) {
                   "the processes share the stages too");
   cmd->add_flag("--no-stages", no_stages,
                 "check the whole plan at once instead of proving each distinct stage once");
+  cmd->add_flag("--no-fold", no_fold,
+                "prove every layer's stages, not only one layer of each run of layers that are exact "
+                "images of one another");
   cmd->add_flag("--no-reduce", no_reduce,
                 "verify the plan at the mesh, microbatches and dims given, without reduction");
   cmd->add_option("--json", json_out, "write the verdict as JSON to this file (- for stdout)");
@@ -152,6 +155,7 @@ void add_verify(CLI::App& app, Action& run) {
       ir::Case c;
       opt.reduce = !no_reduce;
       opt.stages = !no_stages;
+      opt.fold = !no_fold;
       StageProcesses procs;
       opt.shards = procs.shards();
       verify::Verdict v = load_and_verify(files, opt, c);

@@ -19,6 +19,7 @@
 #include "ir/interp.h"
 #include "ir/num_domain.h"
 #include "ir/validate.h"
+#include "reduce/layer_fold.h"
 #include "reduce/reduce.h"
 #include "verify/smt.h"
 #include "verify/term.h"
@@ -1160,6 +1161,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // The reduced instance was validated in full by reduce_case; an unreduced
     // one still needs its whole schedule simulated.
     ir::TypeMap spec_types;
+    std::map<std::string, ir::TypeMap> program_types;
     // Simulating that schedule can take longer and more memory than the rest
     // (405B long-context, nothing reduced: 13 s, 6 GB). When the plan is too
     // large for any check here (more than four times the rank-instruction
@@ -1172,7 +1174,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         ir::DiagList sd;
         ir::validate_spec(*c.spec, file, sd, &spec_types);
       } else {
-        d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads, &spec_types);
+        d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads, &spec_types, &program_types);
         if (!d.empty()) {
           return invalid_verdict(d);
         }
@@ -1323,6 +1325,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     };
     Verdict v;
     StagedResult sr;
+    reduce::LayerFold fold;
+    bool folded = false;
+    double fold_s = 0;
+    std::string fold_note;
     double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (opt.stages && !opt.smt_all) {
       StageOptions so;
@@ -1333,7 +1339,38 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       so.threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
       so.shards = opt.shards;
       so.spec_types = r.changed ? &r.spec_types : &spec_types;
-      sr = prove_by_stages(target, so);
+      // The layer fold: only its VERIFIED is used (docs/soundness.md).
+      if (opt.fold && !schedule_deferred) {
+        progress_start(opt.progress, "folding layers");
+        const auto f0 = std::chrono::steady_clock::now();
+        fold = reduce::fold_layers(target, *so.spec_types, r.changed ? r.program_types : program_types);
+        if (fold.folded) {
+          // The folded case's values are the validated instance's (its stubs
+          // take the types of the values they stand for): only its schedule
+          // (collectives left matched after the fold) is new to check.
+          const auto& ptypes = r.changed ? r.program_types : program_types;
+          ir::DiagList fd;
+          ir::check_schedule(fold.kase.plan, ptypes, file, fd);
+          fold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+          if (!fd.empty()) {
+            fold_note = "layers not folded: the folded case's schedule does not check (" + fd.items[0].message + ")";
+          } else {
+            StageOptions fo = so;
+            fo.assumed = &fold.assumed;
+            StagedResult fr = prove_by_stages(fold.kase, fo);
+            if (fr.proved) {
+              sr = std::move(fr);
+              folded = true;
+            } else {
+              fold_note = "layers not folded: the folded case does not prove by stages (" + fr.reason +
+                          "); checked unfolded";
+            }
+          }
+        } else if (!fold.summary.empty()) {
+          fold_note = "layers not folded: " + fold.summary;
+        }
+      }
+      if (!folded) sr = prove_by_stages(target, so);
     }
     if (sr.proved) {
       v.kind = VerdictKind::verified;
@@ -1346,7 +1383,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       v.cached_stages = sr.cached;
       v.stage_list = sr.list;
       for (const auto& [idx, n] : sr.placed_elements) {
-        const ir::Placement& pl = target.plan.placements[idx];
+        const ir::Placement& pl = (folded ? fold.kase : target).plan.placements[idx];
         PlacementStats ps;
         ps.label = pl.program + "." + pl.value + " -> " + pl.spec_value;
         ps.obligations = ps.proved = n;
@@ -1395,10 +1432,13 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         reread_case || loose_case || full_case ? nullptr : sr.graph.get();
     v.reduce_seconds = reduce_s;
     v.validate_seconds = validate_s;
+    v.fold_seconds = fold_s;
     v.stage_build_seconds = sr.build_seconds;
     v.stage_prove_seconds = sr.prove_seconds;
     v.reductions = used->applied;
     v.kept = used->kept;
+    if (folded) v.reductions.push_back(fold.summary);
+    else if (!fold_note.empty()) v.kept.push_back(fold_note);
     v.verified_ranks = checked->plan.mesh.num_ranks();
     bool mesh_changed = false;
     for (const auto& m : used->axes) mesh_changed |= m.from != m.to;

@@ -30,6 +30,10 @@ struct VerifyOptions {
   bool reduce = true;
   // Prove distinct stages once (reduce/stages.h) before the whole-plan check.
   bool stages = true;
+  // Prove the stages of a case that writes one layer out many times through
+  // a folded case keeping one layer of each run of exact images
+  // (reduce/layer_fold.h); anything but VERIFIED there checks the case unfolded.
+  bool fold = true;
   std::string cache_dir;  // proved stages are remembered here (--cache DIR)
   size_t schedule_budget = 20'000;
   Progress* progress = nullptr;  // updated as the run goes, when set
@@ -93,6 +97,7 @@ struct Verdict {
   // proving them, and the whole-plan check (when it ran).
   double reduce_seconds = 0, stage_build_seconds = 0, stage_prove_seconds = 0, whole_seconds = 0;
   double validate_seconds = 0;  // of reduce_seconds: validating the plan as given
+  double fold_seconds = 0;      // folding layers and validating the folded case (not its stages)
   double read_seconds = 0;  // reading and converting the input (set by the caller that read it)
 };
 

@@ -73,6 +73,8 @@ struct StageOptions {
   StageShards shards;
   // The case's spec value types when its validation already computed them.
   const ir::TypeMap* spec_types = nullptr;
+  // Spec values whose stages are proved elsewhere (reduce/layer_fold.h).
+  const std::set<std::string>* assumed = nullptr;
 };
 
 StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt);

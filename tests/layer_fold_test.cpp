@@ -1,0 +1,170 @@
+// The layer fold (reduce/layer_fold.h): a case whose pipeline stages write
+// the same layer out many times is proved through a folded case; a layer that
+// differs is kept, and a case that breaks a condition is not folded.
+#include "reduce/layer_fold.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <regex>
+
+#include "corpus/bugs.h"
+#include "corpus/generator.h"
+#include "ir/validate.h"
+#include "verify/check.h"
+#include "verify/staged.h"
+
+using namespace parity;
+
+namespace {
+
+corpus::GenOptions llama16() {
+  corpus::GenOptions o;
+  o.model = "llama3-405b";
+  o.dp = 2;
+  o.tp = 2;
+  o.pp = 2;
+  o.mb = 2;
+  o.layers = 16;
+  return o;
+}
+
+struct Folded {
+  ir::TypeMap spec_types;
+  std::map<std::string, ir::TypeMap> types;
+  reduce::LayerFold fold;
+};
+
+Folded fold_of(const ir::Case& c) {
+  Folded f;
+  ir::DiagList d = ir::validate_case(c, "t", ir::kScheduleBudget, 0, &f.spec_types, &f.types);
+  EXPECT_TRUE(d.empty()) << d.items[0].message;
+  f.fold = reduce::fold_layers(c, f.spec_types, f.types);
+  return f;
+}
+
+bool defines(const ir::Graph& g, const std::string& v) {
+  for (const auto& op : g.ops) {
+    if (std::find(op.results.begin(), op.results.end(), v) != op.results.end()) return true;
+    for (const auto& b : op.regions)
+      if (defines(b, v)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Each pipeline stage of 8 layers keeps its first, second and last; the
+// folded case is itself a valid case and proves with the same distinct stages.
+TEST(LayerFold, InteriorLayersFoldAndTheFoldedCaseProves) {
+  ir::Case c = corpus::generate(llama16());
+  Folded f = fold_of(c);
+  ASSERT_TRUE(f.fold.folded) << f.fold.summary;
+  EXPECT_EQ(f.fold.layers, 16u);
+  EXPECT_EQ(f.fold.dropped, 10u) << f.fold.summary;  // 2..6 and 10..14
+  EXPECT_NE(f.fold.summary.find("2..6 as 1"), std::string::npos) << f.fold.summary;
+  const ir::Case& k = f.fold.kase;
+  EXPECT_FALSE(defines(k.plan.programs[0].graph, "l4.attn.q"));
+  EXPECT_TRUE(defines(k.plan.programs[0].graph, "l1.attn.q"));
+  EXPECT_TRUE(defines(k.plan.programs[0].graph, "l7.attn.q"));
+  // Stubs stand for the dropped values kept ops read, and only those are
+  // assumed: layer 2's backward computes the gradient layer 1 reads.
+  EXPECT_TRUE(f.fold.assumed.count("d_l1.out"));
+  EXPECT_FALSE(f.fold.assumed.count("l1.out"));
+  EXPECT_FALSE(f.fold.assumed.count("l7.out"));
+  ir::DiagList d = ir::validate_case(k, "folded");
+  EXPECT_TRUE(d.empty()) << (d.empty() ? "" : d.items[0].message);
+
+  verify::StageOptions so;
+  so.assumed = &f.fold.assumed;
+  auto folded = verify::prove_by_stages(k, so);
+  EXPECT_TRUE(folded.proved) << folded.reason;
+  auto whole = verify::prove_by_stages(c, verify::StageOptions{});
+  EXPECT_TRUE(whole.proved) << whole.reason;
+  EXPECT_EQ(folded.unique, whole.unique);
+  EXPECT_LT(folded.stages, whole.stages);
+
+  verify::VerifyOptions vo;
+  auto v = verify::verify_case(c, "t", vo);
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified);
+  EXPECT_TRUE(std::any_of(v.reductions.begin(), v.reductions.end(),
+                          [](const auto& r) { return r.find("layers 16 -> 6") == 0; }));
+}
+
+// A bug in one interior layer breaks its run: that layer is kept, and the
+// verdict is the counterexample, wherever the layer sits.
+TEST(LayerFold, ALayerThatDiffersIsKeptAndItsBugFound) {
+  for (int layer : {2, 4, 6, 11}) {
+    ir::Case c = corpus::generate(llama16());
+    corpus::inject_bug(c, "missing-allreduce@layer=" + std::to_string(layer));
+    Folded f = fold_of(c);
+    if (f.fold.folded) {
+      bool kept = false;
+      for (const auto& p : f.fold.kase.plan.programs)
+        kept |= defines(p.graph, "l" + std::to_string(layer) + ".attn.q");
+      EXPECT_TRUE(kept) << "layer " << layer << ": " << f.fold.summary;
+    }
+    auto v = verify::verify_case(c, "t", {});
+    EXPECT_EQ(v.kind, verify::VerdictKind::mismatch) << "layer " << layer;
+  }
+}
+
+// A layer whose ops read another layer's unplaced values has a cone that
+// leaves it: the case is not folded, and says why.
+TEST(LayerFold, ACrossLayerReadOfAnUnplacedValueIsNotFolded) {
+  ir::Case c = corpus::generate(llama16());
+  const std::regex layer_out("l[0-9]+\\.out");
+  auto& pl = c.plan.placements;
+  pl.erase(
+      std::remove_if(pl.begin(), pl.end(),
+                     [&](const ir::Placement& p) { return std::regex_match(p.value, layer_out); }),
+      pl.end());
+  Folded f = fold_of(c);
+  EXPECT_FALSE(f.fold.folded);
+  EXPECT_NE(f.fold.summary.find("not placed"), std::string::npos) << f.fold.summary;
+  auto v = verify::verify_case(c, "t", {});
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified);
+  EXPECT_TRUE(std::any_of(v.kept.begin(), v.kept.end(),
+                          [](const auto& k) { return k.find("layers not folded") == 0; }));
+}
+
+// Without intermediate placements every layer's backward runs into the
+// next: no layer is an image of another and nothing is folded.
+TEST(LayerFold, APlanPlacedOnlyAtItsEndsIsNotFolded) {
+  corpus::GenOptions o = llama16();
+  o.marks = "io";
+  Folded f = fold_of(corpus::generate(o));
+  EXPECT_FALSE(f.fold.folded) << f.fold.summary;
+}
+
+// The fold can be turned off; the verdict is the same.
+TEST(LayerFold, NoFoldGivesTheSameVerdict) {
+  ir::Case c = corpus::generate(llama16());
+  verify::VerifyOptions vo;
+  vo.fold = false;
+  auto v = verify::verify_case(c, "t", vo);
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified);
+  EXPECT_FALSE(std::any_of(v.reductions.begin(), v.reductions.end(),
+                           [](const auto& r) { return r.find("layers") == 0; }));
+}
+
+// A constant changed in one interior layer only (same ops, same names): the
+// attribute comparison keeps that layer, and the change is found.
+TEST(LayerFold, AConstantChangedInOneDroppableLayerIsFound) {
+  ir::Case c = corpus::generate(llama16());
+  bool changed = false;
+  for (auto& prog : c.plan.programs)
+    for (auto& op : prog.graph.ops)
+      if (op.kind == "loop")
+        for (auto& inner : op.regions[0].ops)
+          if (inner.kind == "scale" && !inner.results.empty() &&
+              inner.results[0] == "l5.attn.scaled") {
+            inner.attrs["factor"] = 0.5;
+            changed = true;
+          }
+  ASSERT_TRUE(changed);
+  Folded f = fold_of(c);
+  ASSERT_TRUE(f.fold.folded) << f.fold.summary;  // the other runs still fold
+  EXPECT_TRUE(defines(f.fold.kase.plan.programs[0].graph, "l5.attn.scaled")) << f.fold.summary;
+  EXPECT_EQ(verify::verify_case(c, "t", {}).kind, verify::VerdictKind::mismatch);
+}
