@@ -14,11 +14,6 @@ bool separator(char ch) { return ch == '.' || ch == '_'; }
 
 using Scope = GraphLayers;
 
-const ir::TensorType* declared(const Scope& s, const ir::Graph*, const std::string& name) {
-  auto it = s.declared.find(name);
-  return it == s.declared.end() ? nullptr : it->second;
-}
-
 // Equal expressions read from one file share their trees: compare those
 // first, the text only when the trees differ.
 bool same_expr(const ir::DimExpr& a, const ir::DimExpr& b) {
@@ -77,48 +72,44 @@ bool token_at(std::string_view s, size_t i, size_t& len, int64_t& value) {
   return true;
 }
 
-// The smallest and largest layer number in `name`; false when it has none.
-bool layer_range(std::string_view name, int64_t& lo, int64_t& hi) {
-  bool any = false;
-  size_t len = 0;
-  int64_t v = 0;
-  for (size_t i = 0; i < name.size(); ++i)
-    if (token_at(name, i, len, v)) {
-      lo = any ? std::min(lo, v) : v;
-      hi = any ? std::max(hi, v) : v;
-      any = true;
-      i += len;
-    }
-  return any;
-}
-
 std::string attrs_str(const ir::AttrMap& a) {
   std::string s;
   for (const auto& [k, v] : a) s += (s.empty() ? "" : ", ") + k + "=" + ir::attr_str(v);
   return s.empty() ? "no attributes" : s;
 }
 
+// Whether `b` is `a` with its layer numbers shifted by `by`, from their entries.
+bool shifted(const GraphLayers::Name& a, const GraphLayers::Name& b, std::string_view ta,
+             std::string_view tb, int64_t by) {
+  if (a.count > 4 || b.count > 4) return is_shifted(ta, tb, by);
+  if (a.base != b.base || a.count != b.count) return false;
+  for (int k = 0; k < a.count; ++k)
+    if (b.layer[k] != a.layer[k] + by) return false;
+  return true;
+}
+
 // Why `nb` (a value of the later block) is not the image of `na` under `by`.
-std::optional<std::string> value_break(const Scope& s, const ir::Graph* oa, const ir::Graph* ob,
-                                       const std::string& na, const std::string& nb, int64_t by,
-                                       int64_t of) {
-  if (!is_shifted(na, nb, by))
+std::optional<std::string> value_break(const Scope& s, const std::string& na, const std::string& nb,
+                                       int64_t by, int64_t of) {
+  auto ia = s.names.find(na), ib = s.names.find(nb);
+  if (ia == s.names.end() || ib == s.names.end() || !shifted(ia->second, ib->second, na, nb, by))
     return "reads or defines '" + nb + "' where layer " + std::to_string(of) + " has '" + na + "'";
-  const ir::TensorType* ta = declared(s, oa, na);
-  const ir::TensorType* tb = declared(s, ob, nb);
+  const GraphLayers::Name& a = ia->second;
+  const GraphLayers::Name& b = ib->second;
+  const ir::TensorType* ta = a.declared;
+  const ir::TensorType* tb = b.declared;
   if (!ta != !tb || (ta && !same_type(*ta, *tb)))
     return "'" + nb + "' is declared " + (tb ? tb->str() : "without a type") + ", '" + na + "' " +
            (ta ? ta->str() : "without a type");
-  auto ia = s.placed.find(na), ib = s.placed.find(nb);
-  const size_t ca = ia == s.placed.end() ? 0 : ia->second.size();
-  const size_t cb = ib == s.placed.end() ? 0 : ib->second.size();
+  const size_t ca = a.placed ? a.placed->size() : 0;
+  const size_t cb = b.placed ? b.placed->size() : 0;
   if (ca != cb)
     return "'" + nb + "' has " + std::to_string(cb) + " placement(s), '" + na + "' " +
            std::to_string(ca);
   if (s.program.empty()) return std::nullopt;
   for (size_t k = 0; k < ca; ++k) {
-    const ir::Placement& pa = *ia->second[k];
-    const ir::Placement& pb = *ib->second[k];
+    const ir::Placement& pa = *(*a.placed)[k];
+    const ir::Placement& pb = *(*b.placed)[k];
     if (pa.kind != pb.kind || !same_region(pa.region, pb.region) || pa.axes != pb.axes ||
         !is_shifted(pa.spec_value, pb.spec_value, by))
       return "the placement of '" + nb + "' (on spec " + pb.spec_value +
@@ -161,8 +152,7 @@ std::optional<BlockBreak> image_break(const GraphLayers& s, const LayerBlock& a,
     }
     auto names = [&](const std::vector<std::string>& na, const std::vector<std::string>& nb) {
       for (size_t k = 0; k < na.size(); ++k)
-        if (auto why = value_break(s, a.owner[i], b.owner[i], na[k], nb[k], by, a.layer))
-          return why;
+        if (auto why = value_break(s, na[k], nb[k], by, a.layer)) return why;
       return std::optional<std::string>{};
     };
     if (auto why = names(x.results, y.results)) {
@@ -189,40 +179,72 @@ namespace {
 struct Blocker {
   GraphLayers& out;
   int regions = 0;
-  std::unordered_map<std::string_view, int64_t> value_block;  // results of block ops
+
+  std::unordered_map<std::string, uint32_t> bases;
+
+  GraphLayers::Name& name(const std::string& n) {
+    auto [it, fresh] = out.names.try_emplace(n);
+    GraphLayers::Name& e = it->second;
+    if (!fresh) return e;
+    std::string base;
+    size_t at = 0;
+    for (const auto& t : layer_tokens(n)) {
+      if (e.count < 4) e.layer[e.count] = t.layer;
+      e.count = static_cast<uint8_t>(std::min<int>(e.count + 1, 5));
+      base.append(n, at, t.pos - at);
+      at = t.pos + t.len;
+    }
+    base.append(n, at, std::string::npos);
+    e.base = bases.try_emplace(std::move(base), static_cast<uint32_t>(bases.size())).first->second;
+    if (auto p = out.placed.find(n); p != out.placed.end()) e.placed = &p->second;
+    return e;
+  }
+
+  // The smallest and largest layer number of a name; false when it has none.
+  static bool range(const GraphLayers::Name& e, int64_t& lo, int64_t& hi) {
+    if (e.count == 0) return false;
+    lo = hi = e.layer[0];
+    for (int k = 1; k < std::min<int>(e.count, 4); ++k)
+      lo = std::min(lo, e.layer[k]), hi = std::max(hi, e.layer[k]);
+    return true;
+  }
 
   void walk(const ir::Graph& g, int region, const std::vector<std::string>& inputs) {
     // Only the inputs' declared types matter to the image: the other values'
     // types follow from the ops, which are compared.
-    for (const auto& in : inputs)
-      if (auto it = g.types.find(in); it != g.types.end()) out.declared.emplace(in, &it->second);
+    for (const auto& in : inputs) {
+      GraphLayers::Name& e = name(in);
+      if (auto it = g.types.find(in); it != g.types.end()) e.declared = &it->second;
+    }
     for (const auto& op : g.ops) {
       std::optional<int64_t> layer;
       bool glue = false;
+      std::vector<GraphLayers::Name*> res;
       for (const auto& r : op.results) {
+        GraphLayers::Name& e = name(r);
+        res.push_back(&e);
         int64_t lo = 0, hi = 0;
-        if (!layer_range(r, lo, hi) || lo != hi || (layer && *layer != lo)) {
-          glue = true;
-          break;
-        }
+        if (!range(e, lo, hi) || lo != hi || (layer && *layer != lo)) glue = true;
         layer = lo;
       }
-      if (!glue) {
-        for (const auto& o : op.operands) {
-          int64_t lo = 0, hi = 0;
-          if (layer_range(o, lo, hi) && (!layer || hi > *layer)) layer = hi;
-          // Through an unplaced value the op continues its producer's
-          // block (`d_l2.out_3 = reduce_mean(d_l2.out_2)` is layer 3's
-          // backward when `d_l2.out_2` is); a placed value ends it.
-          if (auto it = value_block.find(o); it != value_block.end() && !out.placed.count(o))
-            if (!layer || it->second > *layer) layer = it->second;
-        }
+      for (const auto& o : op.operands) {
+        const GraphLayers::Name& e = name(o);
+        if (glue) continue;
+        int64_t lo = 0, hi = 0;
+        if (range(e, lo, hi) && (!layer || hi > *layer)) layer = hi;
+        // Through an unplaced value the op continues its producer's
+        // block (`d_l2.out_3 = reduce_mean(d_l2.out_2)` is layer 3's
+        // backward when `d_l2.out_2` is); a placed value ends it.
+        if (e.block >= 0 && !e.placed && (!layer || e.block > *layer)) layer = e.block;
+      }
+      for (const auto& body : op.regions) {
+        for (const auto& o : body.outputs) name(o);
       }
       if (glue || !layer || !op.regions.empty()) {
         ++out.glue_ops;
       } else {
         out.block_of[&op] = *layer;
-        for (const auto& r : op.results) value_block[r] = *layer;
+        for (auto* e : res) e->block = *layer;
         LayerBlock& b = out.blocks[*layer];
         b.layer = *layer;
         b.ops.push_back(&op);

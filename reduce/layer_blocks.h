@@ -69,9 +69,19 @@ struct GraphLayers {
   std::string program;  // empty for the spec
   const ir::Graph* graph = nullptr;
   PlacedMap placed;
-  // Declared types of every value of the graph and its loop bodies (names
-  // are unique across a program).
-  std::unordered_map<std::string_view, const ir::TensorType*> declared;
+  // Every name of the graph and its loop bodies, looked up once: its text
+  // with the layer numbers taken out (as an id), its layer numbers, its
+  // declared type (inputs only: the others follow from the ops compared),
+  // its placements and the block of the op defining it.
+  struct Name {
+    uint32_t base = 0;
+    uint8_t count = 0;  // layer numbers; more than 4: compared as text
+    int64_t layer[4] = {};
+    const ir::TensorType* declared = nullptr;
+    const std::vector<const ir::Placement*>* placed = nullptr;
+    int64_t block = -1;
+  };
+  std::unordered_map<std::string_view, Name> names;
   std::unordered_map<const ir::Op*, int64_t> block_of;  // ops in blocks (glue ops are not)
   std::map<int64_t, LayerBlock> blocks;
   size_t glue_ops = 0;

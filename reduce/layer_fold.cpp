@@ -44,14 +44,13 @@ bool communicates(const ir::Op& op) {
 class ScopeFold {
  public:
   ScopeFold(const GraphLayers& gl, const std::map<int64_t, int64_t>& rep, const ir::TypeMap& types)
-      : gl_(gl), rep_(rep), types_(types) {
-    index(*gl.graph, true);
-  }
+      : gl_(gl), rep_(rep), types_(types) {}
 
   // Every op of a dropped layer reads only values of its own layer (its ops
   // and its loop-carried slots), placed values, inputs, or values computed
   // from none of any layer's: its cone ends in its layer.
   void check_cones() {
+    index(*gl_.graph, true);  // here: each scope on its own thread
     for (const auto& [l, r] : rep_) {
       auto it = gl_.blocks.find(l);
       if (it == gl_.blocks.end()) continue;
@@ -297,8 +296,9 @@ class ScopeFold {
     // and each iteration's), so the cone through it stays in the layer.
     for (const std::string* n : {&loop.operands[k], &body.outputs[k]}) {
       auto it = def_.find(*n);
-      const bool own = it != def_.end() && (it->second.kind == Def::input ||
-                                            (it->second.kind == Def::result && block(it->second.op) == l));
+      const bool own =
+          it != def_.end() && (it->second.kind == Def::input ||
+                               (it->second.kind == Def::result && block(it->second.op) == l));
       if (!own && !placed(*n))
         throw Refused{gl_.scope + ": the loop slot of '" + body.inputs[k] + "' carries '" + *n +
                       "', which is not computed by its layer"};
@@ -459,7 +459,6 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     out.spec->name = c.spec->name;
     out.spec->dims = c.spec->dims;
     out.spec->roles = c.spec->roles;
-    out.spec->graph = scopes[0].rebuild(c.spec->graph);
     out.plan.name = c.plan.name;
     out.plan.mesh = c.plan.mesh;
     out.plan.dims = c.plan.dims;
@@ -482,8 +481,12 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     };
     std::vector<std::unordered_set<std::string>> defined(gs.size());
     out.plan.programs.resize(c.plan.programs.size());
-    ir::parallel_for(c.plan.programs.size(), ir::hardware_threads(), [&](size_t i) {
-      const size_t k = i + 1;
+    ir::parallel_for(gs.size(), ir::hardware_threads(), [&](size_t k) {
+      if (k == 0) {
+        out.spec->graph = scopes[0].rebuild(c.spec->graph);
+        return;
+      }
+      const size_t i = k - 1;
       const ir::Program& prog = c.plan.programs[i];
       ir::Program& np = out.plan.programs[i];
       np.name = prog.name;

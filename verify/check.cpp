@@ -1345,16 +1345,12 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         const auto f0 = std::chrono::steady_clock::now();
         fold = reduce::fold_layers(target, *so.spec_types, r.changed ? r.program_types : program_types);
         if (fold.folded) {
-          // The folded case's values are the validated instance's (its stubs
-          // take the types of the values they stand for): only its schedule
-          // (collectives left matched after the fold) is new to check.
-          const auto& ptypes = r.changed ? r.program_types : program_types;
-          ir::DiagList fd;
-          ir::check_schedule(fold.kase.plan, ptypes, file, fd);
+          // Not validated again: its values are the validated instance's (a
+          // stub takes the type of the value it stands for), and its schedule
+          // is the instance's less whole blocks of collectives, removed from
+          // every member of their groups (docs/soundness.md, "Layer fold").
           fold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
-          if (!fd.empty()) {
-            fold_note = "layers not folded: the folded case's schedule does not check (" + fd.items[0].message + ")";
-          } else {
+          {
             StageOptions fo = so;
             fo.assumed = &fold.assumed;
             StagedResult fr = prove_by_stages(fold.kase, fo);
