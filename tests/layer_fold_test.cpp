@@ -168,3 +168,13 @@ TEST(LayerFold, AConstantChangedInOneDroppableLayerIsFound) {
   EXPECT_TRUE(defines(f.fold.kase.plan.programs[0].graph, "l5.attn.scaled")) << f.fold.summary;
   EXPECT_EQ(verify::verify_case(c, "t", {}).kind, verify::VerdictKind::mismatch);
 }
+
+// Three layers a pipeline stage leave nothing to drop (first, representative,
+// last): the analysis is not even run, and nothing is said.
+TEST(LayerFold, TooFewLayersAStageAreNotAnalysed) {
+  corpus::GenOptions o = llama16();
+  o.layers = 6;
+  Folded f = fold_of(corpus::generate(o));
+  EXPECT_FALSE(f.fold.folded);
+  EXPECT_TRUE(f.fold.summary.empty()) << f.fold.summary;
+}
