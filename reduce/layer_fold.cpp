@@ -57,6 +57,44 @@ class ScopeFold {
       for (const ir::Op* op : it->second.ops)
         for (const auto& w : op->operands) check_read(*op, w, l);
     }
+    // Every placement on a dropped layer's value has its image on the
+    // representative's (values no op of the block reads, a loop result,
+    // are not compared with the ops).
+    for (const auto& [v, ps] : gl_.placed) {
+      auto l = layer_of(v);
+      if (!l || !rep_.count(*l)) continue;
+      const int64_t by = rep_.at(*l) - *l;
+      const std::string image = shift_layers(v, by);
+      auto it = gl_.placed.find(image);
+      bool same = it != gl_.placed.end() && it->second.size() == ps.size();
+      for (size_t k = 0; same && !gl_.program.empty() && k < ps.size(); ++k) {
+        const ir::Placement& a = *ps[k];
+        const ir::Placement& b = *it->second[k];
+        same = a.kind == b.kind && a.axes == b.axes && a.region.size() == b.region.size() &&
+               is_shifted(a.spec_value, b.spec_value, by);
+        for (size_t d = 0; same && d < a.region.size(); ++d)
+          same = a.region[d].offset == b.region[d].offset && a.region[d].size == b.region[d].size;
+      }
+      if (!same)
+        throw Refused{gl_.scope + ": the placements of '" + std::string(v) + "' (layer " +
+                      std::to_string(*l) + ") are not the image of those of '" + image + "'"};
+    }
+  }
+
+  // The layer a value belongs to: its op's block, its loop slot's layer, or
+  // (an input) the one layer number it carries.
+  std::optional<int64_t> layer_of(std::string_view w) const {
+    auto it = def_.find(w);
+    if (it == def_.end()) return std::nullopt;
+    const Def& d = it->second;
+    switch (d.kind) {
+      case Def::input:
+        return single_layer(w);
+      case Def::result:
+        return block(d.op);
+      default:
+        return slot_layer(*d.op, d.index);
+    }
   }
 
   // Whether a value belongs to a dropped layer: a result of its ops, one of

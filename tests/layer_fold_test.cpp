@@ -178,3 +178,19 @@ TEST(LayerFold, TooFewLayersAStageAreNotAnalysed) {
   EXPECT_FALSE(f.fold.folded);
   EXPECT_TRUE(f.fold.summary.empty()) << f.fold.summary;
 }
+
+// A wrong placement on one layer's loop-carried accumulator (a partial sum
+// over dp declared a whole region) is never folded away.
+TEST(LayerFold, AWrongPlacementOnOneLayersAccumulatorIsFound) {
+  ir::Case c = corpus::generate(llama16());
+  bool changed = false;
+  for (auto& p : c.plan.placements)
+    if (p.program == "stage0" && p.value == "grad.local.l4.wq" &&
+        p.kind == ir::PlacementKind::partial) {
+      p.kind = ir::PlacementKind::region;
+      p.axes.clear();
+      changed = true;
+    }
+  ASSERT_TRUE(changed);
+  EXPECT_EQ(verify::verify_case(c, "t", {}).kind, verify::VerdictKind::mismatch);
+}
