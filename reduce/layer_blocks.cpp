@@ -334,7 +334,7 @@ std::string shift_layers(std::string_view name, int64_t by) {
   return out;
 }
 
-std::vector<GraphLayers> find_layer_blocks(const ir::Case& c) {
+std::vector<GraphLayers> find_layer_blocks(const ir::Case& c, size_t threads) {
   // Reserved: the entries are filled in place (their maps view the case's strings).
   std::vector<GraphLayers> out;
   out.reserve(c.plan.programs.size() + 1);
@@ -355,7 +355,8 @@ std::vector<GraphLayers> find_layer_blocks(const ir::Case& c) {
   for (const auto& p : c.plan.placements)
     if (auto it = of.find(p.program); it != of.end()) it->second->placed[p.value].push_back(&p);
   // Each spec and program is analysed on its own (they only read the case).
-  ir::parallel_for(out.size(), ir::hardware_threads(), [&](size_t k) { analyse(out[k]); });
+  ir::parallel_for(out.size(), threads ? threads : ir::hardware_threads(),
+                   [&](size_t k) { analyse(out[k]); });
   return out;
 }
 

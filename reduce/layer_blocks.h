@@ -90,8 +90,9 @@ struct GraphLayers {
   std::vector<BlockBreak> breaks;  // one per consecutive pair that is not an image
 };
 
-// The blocks of the spec (first, when there is one) and of every program.
-std::vector<GraphLayers> find_layer_blocks(const ir::Case& c);
+// The blocks of the spec (first, when there is one) and of every program,
+// analysed on up to `threads` threads (0: one per hardware thread).
+std::vector<GraphLayers> find_layer_blocks(const ir::Case& c, size_t threads = 0);
 
 // Whether block `b` is the image of block `a` of the same spec or program
 // under the shift b.layer - a.layer; why not when it is not.

@@ -428,7 +428,8 @@ std::string runs_text(const std::map<int64_t, int64_t>& rep) {
 }  // namespace
 
 LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
-                      const std::map<std::string, ir::TypeMap>& types) {
+                      const std::map<std::string, ir::TypeMap>& types, size_t threads) {
+  if (!threads) threads = ir::hardware_threads();
   LayerFold f;
   if (!c.spec) {
     f.summary = "no spec";
@@ -449,7 +450,7 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     }
     if (droppable * 10 < layers * 4) return f;
   }
-  std::vector<GraphLayers> gs = find_layer_blocks(c);
+  std::vector<GraphLayers> gs = find_layer_blocks(c, threads);
   std::set<int64_t> all;
   for (const auto& g : gs)
     for (const auto& [l, b] : g.blocks) all.insert(l);
@@ -475,7 +476,7 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     }
     // Each spec and program's checks and plan read only its own graph.
     std::vector<std::string> refused(scopes.size());
-    ir::parallel_for(scopes.size(), ir::hardware_threads(), [&](size_t k) {
+    ir::parallel_for(scopes.size(), threads, [&](size_t k) {
       try {
         scopes[k].check_cones();
       } catch (const Refused& r) {
@@ -497,7 +498,7 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
         throw Refused{"program " + p.program + " places '" + p.value + "' on spec '" +
                       p.spec_value + "': one is of a layer that would be dropped, the other not"};
     }
-    ir::parallel_for(scopes.size(), ir::hardware_threads(), [&](size_t k) {
+    ir::parallel_for(scopes.size(), threads, [&](size_t k) {
       try {
         scopes[k].plan();
       } catch (const Refused& r) {
@@ -534,7 +535,7 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     };
     std::vector<std::unordered_set<std::string>> defined(gs.size());
     out.plan.programs.resize(c.plan.programs.size());
-    ir::parallel_for(gs.size(), ir::hardware_threads(), [&](size_t k) {
+    ir::parallel_for(gs.size(), threads, [&](size_t k) {
       if (k == 0) {
         out.spec->graph = scopes[0].rebuild(c.spec->graph);
         return;

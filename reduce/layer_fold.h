@@ -31,7 +31,9 @@ struct LayerFold {
 // come from its validation. Plans whose programs hold too few layers for
 // 40% of them to go (first, representative and last are kept) are not
 // analysed: the analysis would cost more than it saves.
+// Spec and programs are folded on up to `threads` threads (0: one per
+// hardware thread).
 LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
-                      const std::map<std::string, ir::TypeMap>& types);
+                      const std::map<std::string, ir::TypeMap>& types, size_t threads = 0);
 
 }  // namespace parity::reduce

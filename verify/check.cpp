@@ -1343,7 +1343,8 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       if (opt.fold && !schedule_deferred) {
         progress_start(opt.progress, "folding layers");
         const auto f0 = std::chrono::steady_clock::now();
-        fold = reduce::fold_layers(target, *so.spec_types, r.changed ? r.program_types : program_types);
+        fold = reduce::fold_layers(target, *so.spec_types, r.changed ? r.program_types : program_types,
+                                   opt.threads);
         if (fold.folded) {
           // Not validated again: its values are the validated instance's (a
           // stub takes the type of the value it stands for), and its schedule
