@@ -474,17 +474,21 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
       }
       scopes.emplace_back(g, rep, *t);
     }
-    // Each spec and program's checks and plan read only its own graph.
-    std::vector<std::string> refused(scopes.size());
-    ir::parallel_for(scopes.size(), threads, [&](size_t k) {
-      try {
-        scopes[k].check_cones();
-      } catch (const Refused& r) {
-        refused[k] = r.why;
-      }
-    });
-    for (const auto& why : refused)
-      if (!why.empty()) throw Refused{why};
+    // Each spec and program's checks and plan read only its own graph; a
+    // refusal on any thread is the first one in scope order.
+    auto each_scope = [&](void (ScopeFold::*step)()) {
+      std::vector<std::string> refused(scopes.size());
+      ir::parallel_for(scopes.size(), threads, [&](size_t k) {
+        try {
+          (scopes[k].*step)();
+        } catch (const Refused& r) {
+          refused[k] = r.why;
+        }
+      });
+      for (const auto& why : refused)
+        if (!why.empty()) throw Refused{why};
+    };
+    each_scope(&ScopeFold::check_cones);
     std::unordered_map<std::string_view, size_t> scope_of;
     for (size_t k = 1; k < gs.size(); ++k) scope_of[gs[k].program] = k;
     // A dropped layer's values are placed only on its spec values and its
@@ -498,15 +502,7 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
         throw Refused{"program " + p.program + " places '" + p.value + "' on spec '" +
                       p.spec_value + "': one is of a layer that would be dropped, the other not"};
     }
-    ir::parallel_for(scopes.size(), threads, [&](size_t k) {
-      try {
-        scopes[k].plan();
-      } catch (const Refused& r) {
-        refused[k] = r.why;
-      }
-    });
-    for (const auto& why : refused)
-      if (!why.empty()) throw Refused{why};
+    each_scope(&ScopeFold::plan);
 
     ir::Case out;
     out.spec.emplace();

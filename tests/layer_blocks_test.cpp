@@ -8,21 +8,13 @@
 
 #include "corpus/bugs.h"
 #include "corpus/generator.h"
+#include "tests/lib/layered_plan.h"
 
 using namespace parity;
 
 namespace {
 
-corpus::GenOptions llama16() {
-  corpus::GenOptions o;
-  o.model = "llama3-405b";
-  o.dp = 2;
-  o.tp = 2;
-  o.pp = 2;
-  o.mb = 2;
-  o.layers = 16;
-  return o;
-}
+using test_plans::llama16;
 
 const reduce::GraphLayers& scope(const std::vector<reduce::GraphLayers>& g,
                                  const std::string& name) {

@@ -11,6 +11,7 @@
 #include "corpus/bugs.h"
 #include "corpus/generator.h"
 #include "ir/validate.h"
+#include "tests/lib/layered_plan.h"
 #include "verify/check.h"
 #include "verify/staged.h"
 
@@ -18,16 +19,7 @@ using namespace parity;
 
 namespace {
 
-corpus::GenOptions llama16() {
-  corpus::GenOptions o;
-  o.model = "llama3-405b";
-  o.dp = 2;
-  o.tp = 2;
-  o.pp = 2;
-  o.mb = 2;
-  o.layers = 16;
-  return o;
-}
+using test_plans::llama16;
 
 struct Folded {
   ir::TypeMap spec_types;

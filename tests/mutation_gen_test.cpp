@@ -68,13 +68,9 @@ std::string mutate(ir::Case& c, const Site& s, std::mt19937_64& rng, const ir::T
   if (choices.empty()) return "";
   std::string m = choices[std::uniform_int_distribution<size_t>(0, choices.size() - 1)(rng)];
   if (m == "drop_collective") {
-    op.kind = "identity";
-    op.attrs.clear();
+    mutation::drop_collective(op);
   } else if (m == "duplicate_collective") {
-    Op first = op;
-    first.results = {op.results[0] + "_dup"};
-    op.operands = {first.results[0]};
-    g->ops.insert(g->ops.begin() + static_cast<long>(s.path.back()), first);
+    mutation::duplicate_collective(*g, op, s.path.back());
   } else if (m == "change_reduce") {
     const auto* cur = attr_as<std::string>(op, "reduce");
     op.attrs["reduce"] = std::string(cur && *cur == "sum" ? "avg" : "sum");

@@ -30,4 +30,18 @@ inline ir::Graph* graph_of(ir::Plan& plan, const Site& s) {
   return g;
 }
 
+// A collective made an identity (the reduction dropped).
+inline void drop_collective(ir::Op& op) {
+  op.kind = "identity";
+  op.attrs.clear();
+}
+
+// A collective run twice: a copy at the site's position feeds the original.
+inline void duplicate_collective(ir::Graph& g, ir::Op& op, size_t at) {
+  ir::Op first = op;
+  first.results = {op.results[0] + "_dup"};
+  op.operands = {first.results[0]};
+  g.ops.insert(g.ops.begin() + static_cast<long>(at), first);
+}
+
 }  // namespace parity::mutation
