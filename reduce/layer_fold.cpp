@@ -369,12 +369,39 @@ class ScopeFold {
   }
 };
 
+// Whether `op` sends or receives, itself or in a loop body it holds.
+bool has_p2p(const ir::Op& op) {
+  const ir::OpDef* d = ir::OpRegistry::get().find(op.kind);
+  if (!d || d->p2p) return true;
+  for (const auto& b : op.regions)
+    for (const auto& o : b.ops)
+      if (has_p2p(o)) return true;
+  return false;
+}
+
+// Per graph (top level and every loop body): for each op, how many ops
+// before it in that graph send or receive (a loop holding one counts): ops
+// with the same number run with no point-to-point op between them.
+using Segments = std::unordered_map<const ir::Graph*, std::vector<int>>;
+void p2p_segments(const ir::Graph& g, Segments& out) {
+  std::vector<int>& seg = out[&g];
+  int n = 0;
+  for (const auto& op : g.ops) {
+    seg.push_back(n);
+    if (has_p2p(op)) ++n;
+    for (const auto& b : op.regions) p2p_segments(b, out);
+  }
+}
+
 // The dropped layers and their representatives: a layer is dropped when, in
 // every spec and program that has it, it lies in a run of images after the
 // run's first layer, holds no send or receive, and its collectives run over
 // mesh axes no program selector reads (so every member of a group runs the
 // same program, and the same block); its representative is the latest of
-// those first layers (kept everywhere, in every run).
+// those first layers (kept everywhere, in every run). Each collective of a
+// dropped layer must also run in the same graph as its image in the
+// representative with no send or receive between them, so that the folded
+// case's schedule decides the whole one's (docs/soundness.md, "Layer fold").
 std::map<int64_t, int64_t> choose(const ir::Case& c, const std::vector<GraphLayers>& gs) {
   std::set<std::string> selected;  // axes some program's selector reads
   for (const auto& p : c.plan.programs)
@@ -407,6 +434,35 @@ std::map<int64_t, int64_t> choose(const ir::Case& c, const std::vector<GraphLaye
         r = std::max(r, run->first);
     }
     if (ok && r >= 0) rep[l] = r;
+  }
+  std::vector<Segments> segs(gs.size());
+  for (auto it = rep.begin(); it != rep.end();) {
+    const auto [l, r] = *it;
+    bool ok = true;
+    for (size_t k = 0; k < gs.size() && ok; ++k) {
+      const GraphLayers& g = gs[k];
+      auto b = g.blocks.find(l), a = g.blocks.find(r);
+      if (b == g.blocks.end()) continue;
+      if (a == g.blocks.end() || a->second.ops.size() != b->second.ops.size()) {
+        ok = false;
+        break;
+      }
+      for (size_t i = 0; i < b->second.ops.size() && ok; ++i) {
+        const ir::OpDef* d = ir::OpRegistry::get().find(b->second.ops[i]->kind);
+        if (!d || !d->collective) continue;
+        const ir::Graph* owner = b->second.owner[i];
+        if (a->second.owner[i] != owner) {
+          ok = false;
+          break;
+        }
+        if (segs[k].empty()) p2p_segments(*g.graph, segs[k]);
+        const std::vector<int>& sg = segs[k].at(owner);
+        const ir::Op* base = owner->ops.data();
+        ok = sg.at(static_cast<size_t>(b->second.ops[i] - base)) ==
+             sg.at(static_cast<size_t>(a->second.ops[i] - base));
+      }
+    }
+    it = ok ? std::next(it) : rep.erase(it);
   }
   return rep;
 }

@@ -186,3 +186,65 @@ TEST(LayerFold, AWrongPlacementOnOneLayersAccumulatorIsFound) {
   ASSERT_TRUE(changed);
   EXPECT_EQ(verify::verify_case(c, "t", {}).kind, verify::VerdictKind::mismatch);
 }
+
+// A send between a layer's collectives and their images in the
+// representative (here an extra activation exchange in the middle of the
+// first stage's forward) could let dropping those collectives hide a
+// deadlock: the layers past the send are kept, those before it still fold,
+// and the plan still verifies.
+TEST(LayerFold, ACollectivePastASendFromItsImageKeepsItsLayer) {
+  ir::Case c = corpus::generate(llama16());
+  auto loop_body = [&](ir::Program& p) -> ir::Graph& {
+    for (auto& op : p.graph.ops)
+      if (op.kind == "loop") return op.regions[0];
+    throw std::runtime_error("no loop in " + p.name);
+  };
+  ir::Graph& first = loop_body(c.plan.programs[0]);
+  auto at = std::find_if(first.ops.begin(), first.ops.end(), [](const ir::Op& op) {
+    return !op.results.empty() && op.results[0] == "l4.attn.norm";
+  });
+  ASSERT_NE(at, first.ops.end());
+  ir::Op send;
+  send.kind = "send";
+  send.operands = {"embed.out"};
+  send.attrs["peer"] = ir::Coords{{"pp", ir::DimExpr::parse("$pp+1")}};
+  send.attrs["tag"] = ir::DimExpr::parse("$mb+2000");
+  first.ops.insert(at, send);
+  ir::Op recv;
+  recv.kind = "recv";
+  recv.results = {"extra.embed"};
+  recv.attrs["peer"] = ir::Coords{{"pp", ir::DimExpr::parse("$pp-1")}};
+  recv.attrs["tag"] = ir::DimExpr::parse("$mb+2000");
+  recv.attrs["shape"] = ir::Dims{ir::DimExpr::parse("B/dp/M"), ir::DimExpr::parse("S"),
+                                 ir::DimExpr::parse("H")};
+  ir::Graph& second = loop_body(c.plan.programs[1]);
+  second.ops.insert(second.ops.begin(), recv);
+
+  Folded f = fold_of(c);
+  ASSERT_TRUE(f.fold.folded) << f.fold.summary;
+  const ir::Graph& g = f.fold.kase.plan.programs[0].graph;
+  EXPECT_FALSE(defines(g, "l2.attn.q")) << f.fold.summary;
+  EXPECT_FALSE(defines(g, "l3.attn.q")) << f.fold.summary;
+  for (const char* kept : {"l4.attn.q", "l5.attn.q", "l6.attn.q"})
+    EXPECT_TRUE(defines(g, kept)) << kept << ": " << f.fold.summary;
+  EXPECT_FALSE(defines(f.fold.kase.plan.programs[1].graph, "l12.attn.q")) << f.fold.summary;
+  EXPECT_EQ(verify::verify_case(c, "t", {}).kind, verify::VerdictKind::verified);
+}
+
+// The fold comes before the reduction: the folded case is what is reduced
+// (its mesh and dims), and the verdict says both.
+TEST(LayerFold, TheFoldedCaseIsWhatIsReduced) {
+  corpus::GenOptions o = llama16();
+  o.dp = 4;
+  ir::Case c = corpus::generate(o);
+  auto v = verify::verify_case(c, "t", {});
+  ASSERT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  auto has = [&](const char* prefix) {
+    return std::any_of(v.reductions.begin(), v.reductions.end(),
+                       [&](const auto& r) { return r.find(prefix) == 0; });
+  };
+  EXPECT_TRUE(has("mesh axis dp 4 -> 2"));
+  EXPECT_TRUE(has("layers 16 -> 6"));
+  EXPECT_GT(v.fold_seconds, 0);
+  EXPECT_EQ(v.verified_ranks, 8);  // pp 2, dp 4 -> 2, tp 2
+}

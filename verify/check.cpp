@@ -1148,14 +1148,97 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // The original is validated in full except for a schedule too large to
     // simulate, which is simulated on the reduced instance.
     progress_start(opt.progress, "validating");
-    ir::DiagList d = ir::validate_case(c, file, opt.schedule_budget, opt.threads);
+    // The types of the plan as given are kept for the layer fold's stubs.
+    const bool fold_first = opt.fold && opt.stages && !opt.smt_all;
+    ir::TypeMap given_spec_types;
+    std::map<std::string, ir::TypeMap> given_types;
+    ir::DiagList d = ir::validate_case(c, file, opt.schedule_budget, opt.threads,
+                                       fold_first ? &given_spec_types : nullptr,
+                                       fold_first ? &given_types : nullptr);
     if (!d.empty()) {
       return invalid_verdict(d);
     }
     const double validate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    progress_start(opt.progress, "reducing");
     reduce::Options ro;
     ro.threads = opt.threads;
+    StageOptions so;
+    so.expand_budget = std::min<size_t>(opt.expand_budget, 5000);
+    so.max_rank_instructions = opt.max_rank_instructions;
+    so.cache_dir = opt.cache_dir;
+    so.progress = opt.progress;
+    so.threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
+    so.shards = opt.shards;
+    // The layer fold comes first, on the plan as given: only its folded case
+    // is reduced, validated and proved by stages, and only a VERIFIED of it is
+    // used (docs/soundness.md, "Layer fold"). Anything else checks the plan
+    // the unfolded way below, which does not fold again.
+    std::string fold_note;
+    double fold_attempt_s = 0;  // the fold, and reducing and proving its case, when that did not verify
+    if (fold_first) {
+      progress_start(opt.progress, "folding layers");
+      const auto f0 = std::chrono::steady_clock::now();
+      reduce::LayerFold fold = reduce::fold_layers(c, given_spec_types, given_types, opt.threads);
+      given_types.clear();
+      const double fold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+      if (fold.folded) {
+        progress_start(opt.progress, "reducing the folded case");
+        reduce::Result fr = reduce::reduce_case(fold.kase, ro);
+        const ir::Case& ft = fr.changed ? fr.reduced : fold.kase;
+        // An unreduced folded case is validated here, its schedule included
+        // (reduce_case validated a reduced one in full).
+        ir::TypeMap unreduced_spec_types;
+        std::string why;
+        if (!fr.changed) {
+          if (rank_instructions_over(fold.kase, 4 * opt.max_rank_instructions))
+            why = "its schedule is too large to simulate";
+          else if (!ir::validate_case(fold.kase, file, ir::kScheduleBudget, opt.threads, &unreduced_spec_types).empty())
+            why = "the folded case does not validate";
+        }
+        const double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - fold_s;
+        if (why.empty()) {
+          StageOptions fo = so;
+          fo.spec_types = fr.changed ? &fr.spec_types : &unreduced_spec_types;
+          fo.assumed = &fold.assumed;
+          StagedResult sr = prove_by_stages(ft, fo);
+          if (sr.proved) {
+            Verdict v;
+            v.kind = VerdictKind::verified;
+            v.solver = opt.solver;
+            v.obligations = v.unique = sr.obligations;
+            v.by_expansion = sr.by_expansion;
+            v.by_hash = sr.obligations - sr.by_expansion;
+            v.stages = sr.stages;
+            v.unique_stages = sr.unique;
+            v.cached_stages = sr.cached;
+            v.stage_list = sr.list;
+            for (const auto& [idx, n] : sr.placed_elements) {
+              const ir::Placement& pl = ft.plan.placements[idx];
+              PlacementStats ps;
+              ps.label = pl.program + "." + pl.value + " -> " + pl.spec_value;
+              ps.obligations = ps.proved = n;
+              v.placements.push_back(ps);
+            }
+            v.reductions = fr.applied;
+            v.reductions.push_back(fold.summary);
+            v.kept = fr.kept;
+            v.verified_ranks = ft.plan.mesh.num_ranks();
+            v.validate_seconds = validate_s;
+            v.reduce_seconds = reduce_s;
+            v.fold_seconds = fold_s;
+            v.stage_build_seconds = sr.build_seconds;
+            v.stage_prove_seconds = sr.prove_seconds;
+            v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            return v;
+          }
+          why = "the folded case does not prove by stages (" + sr.reason + ")";
+        }
+        fold_note = "layers not folded: " + why + "; checked unfolded";
+      } else if (!fold.summary.empty()) {
+        fold_note = "layers not folded: " + fold.summary;
+      }
+      fold_attempt_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
+    }
+    progress_start(opt.progress, "reducing");
     reduce::Result r = reduce::reduce_case(c, ro);
     const ir::Case& target = r.changed ? r.reduced : c;
     // The reduced instance was validated in full by reduce_case; an unreduced
@@ -1325,49 +1408,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     };
     Verdict v;
     StagedResult sr;
-    reduce::LayerFold fold;
-    bool folded = false;
-    double fold_s = 0;
-    std::string fold_note;
-    double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - fold_attempt_s;
     if (opt.stages && !opt.smt_all) {
-      StageOptions so;
-      so.expand_budget = std::min<size_t>(opt.expand_budget, 5000);
-      so.max_rank_instructions = opt.max_rank_instructions;
-      so.cache_dir = opt.cache_dir;
-      so.progress = opt.progress;
-      so.threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());
-      so.shards = opt.shards;
       so.spec_types = r.changed ? &r.spec_types : &spec_types;
-      // The layer fold: only its VERIFIED is used (docs/soundness.md).
-      if (opt.fold && !schedule_deferred) {
-        progress_start(opt.progress, "folding layers");
-        const auto f0 = std::chrono::steady_clock::now();
-        fold = reduce::fold_layers(target, *so.spec_types, r.changed ? r.program_types : program_types,
-                                   opt.threads);
-        if (fold.folded) {
-          // Not validated again: its values are the validated instance's (a
-          // stub takes the type of the value it stands for), and its schedule
-          // is the instance's less whole blocks of collectives, removed from
-          // every member of their groups (docs/soundness.md, "Layer fold").
-          fold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
-          {
-            StageOptions fo = so;
-            fo.assumed = &fold.assumed;
-            StagedResult fr = prove_by_stages(fold.kase, fo);
-            if (fr.proved) {
-              sr = std::move(fr);
-              folded = true;
-            } else {
-              fold_note = "layers not folded: the folded case does not prove by stages (" + fr.reason +
-                          "); checked unfolded";
-            }
-          }
-        } else if (!fold.summary.empty()) {
-          fold_note = "layers not folded: " + fold.summary;
-        }
-      }
-      if (!folded) sr = prove_by_stages(target, so);
+      sr = prove_by_stages(target, so);
     }
     if (sr.proved) {
       v.kind = VerdictKind::verified;
@@ -1380,7 +1424,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       v.cached_stages = sr.cached;
       v.stage_list = sr.list;
       for (const auto& [idx, n] : sr.placed_elements) {
-        const ir::Placement& pl = (folded ? fold.kase : target).plan.placements[idx];
+        const ir::Placement& pl = target.plan.placements[idx];
         PlacementStats ps;
         ps.label = pl.program + "." + pl.value + " -> " + pl.spec_value;
         ps.obligations = ps.proved = n;
@@ -1429,13 +1473,12 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         reread_case || loose_case || full_case ? nullptr : sr.graph.get();
     v.reduce_seconds = reduce_s;
     v.validate_seconds = validate_s;
-    v.fold_seconds = fold_s;
+    v.fold_seconds = fold_attempt_s;
     v.stage_build_seconds = sr.build_seconds;
     v.stage_prove_seconds = sr.prove_seconds;
     v.reductions = used->applied;
     v.kept = used->kept;
-    if (folded) v.reductions.push_back(fold.summary);
-    else if (!fold_note.empty()) v.kept.push_back(fold_note);
+    if (!fold_note.empty()) v.kept.push_back(fold_note);
     v.verified_ranks = checked->plan.mesh.num_ranks();
     bool mesh_changed = false;
     for (const auto& m : used->axes) mesh_changed |= m.from != m.to;
