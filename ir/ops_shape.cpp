@@ -1,6 +1,9 @@
 // Layout ops, and `loop` (a folded microbatch or layer loop whose region is the body).
 #include "ir/op_registry.h"
 
+#include <algorithm>
+#include <set>
+
 namespace parity::ir {
 
 namespace {
@@ -85,7 +88,14 @@ std::vector<TensorType> pad_rule(const ShapeCtx& c) {
     total = x + y;
   });
   auto out = c.in[0];
-  out.shape[d] = out.shape[d] + DimExpr(total);
+  // Kept symbolic when no coordinate enters it: the type then holds at any
+  // binding of the dims (the layer fold types its stubs from the plan as
+  // given and the reduction shrinks them after; `KVL` evaluated to 4 there
+  // would pin every size equal to 4).
+  std::set<std::string> syms;
+  (before + after).symbols(syms);
+  const bool per_rank = std::any_of(syms.begin(), syms.end(), [](const std::string& s) { return !s.empty() && s[0] == '$'; });
+  out.shape[d] = out.shape[d] + (per_rank ? DimExpr(total) : before + after);
   return {out};
 }
 

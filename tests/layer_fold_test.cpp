@@ -248,3 +248,18 @@ TEST(LayerFold, TheFoldedCaseIsWhatIsReduced) {
   EXPECT_GT(v.fold_seconds, 0);
   EXPECT_EQ(v.verified_ranks, 8);  // pp 2, dp 4 -> 2, tp 2
 }
+
+// The folded case's stubs take their types from the plan as given, so those
+// types must stay symbolic: MLA's backward pads a gradient by `KVL`, and a
+// pad typed `DR+4` (KVL evaluated) would make every size equal to 4 look
+// like a hard-coded literal and stop the reduction of the folded case.
+TEST(LayerFold, TheFoldedCaseOfADeepSeekPlanReducesItsDims) {
+  corpus::GenOptions o = llama16();
+  o.model = "deepseek-v3-16b";
+  auto v = verify::verify_case(corpus::generate(o), "t", {});
+  ASSERT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  for (const char* want : {"dim KVL 4 -> 2", "dim E 4 -> 2", "layers 16 -> 6"})
+    EXPECT_TRUE(std::any_of(v.reductions.begin(), v.reductions.end(),
+                            [&](const auto& r) { return r.find(want) == 0; }))
+        << want;
+}
