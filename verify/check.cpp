@@ -1134,6 +1134,30 @@ void add_lineage(Counterexample& x, const ir::Case& c, const reduce::StageGraph*
 }
 }  // namespace
 
+namespace {
+// The VERIFIED verdict of a case whose stages all proved.
+Verdict staged_verdict(const StagedResult& sr, const ir::Case& proved, const VerifyOptions& opt) {
+  Verdict v;
+  v.kind = VerdictKind::verified;
+  v.solver = opt.solver;
+  v.obligations = v.unique = sr.obligations;
+  v.by_expansion = sr.by_expansion;
+  v.by_hash = sr.obligations - sr.by_expansion;
+  v.stages = sr.stages;
+  v.unique_stages = sr.unique;
+  v.cached_stages = sr.cached;
+  v.stage_list = sr.list;
+  for (const auto& [idx, n] : sr.placed_elements) {
+    const ir::Placement& pl = proved.plan.placements[idx];
+    PlacementStats ps;
+    ps.label = pl.program + "." + pl.value + " -> " + pl.spec_value;
+    ps.obligations = ps.proved = n;
+    v.placements.push_back(ps);
+  }
+  return v;
+}
+}  // namespace
+
 Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt) {
   try {
     if (!opt.reduce) {
@@ -1201,23 +1225,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
           fo.assumed = &fold.assumed;
           StagedResult sr = prove_by_stages(ft, fo);
           if (sr.proved) {
-            Verdict v;
-            v.kind = VerdictKind::verified;
-            v.solver = opt.solver;
-            v.obligations = v.unique = sr.obligations;
-            v.by_expansion = sr.by_expansion;
-            v.by_hash = sr.obligations - sr.by_expansion;
-            v.stages = sr.stages;
-            v.unique_stages = sr.unique;
-            v.cached_stages = sr.cached;
-            v.stage_list = sr.list;
-            for (const auto& [idx, n] : sr.placed_elements) {
-              const ir::Placement& pl = ft.plan.placements[idx];
-              PlacementStats ps;
-              ps.label = pl.program + "." + pl.value + " -> " + pl.spec_value;
-              ps.obligations = ps.proved = n;
-              v.placements.push_back(ps);
-            }
+            Verdict v = staged_verdict(sr, ft, opt);
             v.reductions = fr.applied;
             v.reductions.push_back(fold.summary);
             v.kept = fr.kept;
@@ -1414,22 +1422,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       sr = prove_by_stages(target, so);
     }
     if (sr.proved) {
-      v.kind = VerdictKind::verified;
-      v.solver = opt.solver;
-      v.obligations = v.unique = sr.obligations;
-      v.by_expansion = sr.by_expansion;
-      v.by_hash = sr.obligations - sr.by_expansion;
-      v.stages = sr.stages;
-      v.unique_stages = sr.unique;
-      v.cached_stages = sr.cached;
-      v.stage_list = sr.list;
-      for (const auto& [idx, n] : sr.placed_elements) {
-        const ir::Placement& pl = target.plan.placements[idx];
-        PlacementStats ps;
-        ps.label = pl.program + "." + pl.value + " -> " + pl.spec_value;
-        ps.obligations = ps.proved = n;
-        v.placements.push_back(ps);
-      }
+      v = staged_verdict(sr, target, opt);
     } else {
       Checker whole(target, file, opt, true, opt.stages, sr.failure ? &*sr.failure : nullptr);
       whole.before_proving(search_full_dims);
