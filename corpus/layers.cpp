@@ -307,7 +307,7 @@ std::string Ctx::key_len() const { return has("cp") ? "S" : s_size; }
 void Ctx::mark(const std::string& value, const std::string& spec_value, const Region& r,
                std::vector<std::string> partial) {
   if (!plan) return;
-  if (!s_off2.empty() && em && b_off.find("$mb") == std::string::npos)
+  if (!s_off2.empty() && em)
     for (size_t d = 0; d < r.size(); ++d) {
       if (r[d].first != s_off || r[d].second != s_size) continue;
       // A region is one box: the two chunks of the local sequence get one each.

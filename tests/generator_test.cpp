@@ -64,6 +64,8 @@ std::vector<Combo> combos() {
     add(m, [](GenOptions& o) { o.dp = 2, o.zero = 2; }, "dp2_zero2");
     add(m, [](GenOptions& o) { o.dp = 2, o.zero = 3; }, "dp2_zero3");
     add(m, [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; }, "cp2_balanced");
+    // Inside the microbatch loop each rank's two chunks are placed apart too.
+    add(m, [](GenOptions& o) { o.cp = 2, o.cp_balanced = true, o.mb = 2; }, "cp2_balanced_mb2");
     add(m, [](GenOptions& o) { o.pp = 2, o.mb = 3, o.schedule = "1f1b"; }, "pp2_mb3_1f1b");
     add(m, [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.schedule = "interleaved"; },
         "pp2_vpp2_mb2_interleaved");
@@ -81,6 +83,8 @@ std::vector<Combo> combos() {
       "dp2_pp2_mb2_zero3_1f1b");
   add("llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2, o.zero = 2; }, "dp2_mb2_zero2");
   add("llama3-8b", [](GenOptions& o) { o.cp = 4, o.cp_balanced = true, o.step = Step::grads; }, "cp4_balanced");
+  add("llama3-8b", [](GenOptions& o) { o.cp = 2, o.cp_balanced = true, o.tp = 2, o.dp = 2, o.pp = 2, o.mb = 4; },
+      "dp2_tp2_cp2_balanced_pp2_mb4");
   add("gpt-small", [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.dp = 2, o.schedule = "interleaved"; },
       "pp2_vpp2_mb2_dp2_interleaved_tied");
   add("llama3-8b", [](GenOptions& o) { o.dp = 2, o.pp = 2, o.mb = 2, o.zero = 1, o.tp = 2, o.sp = true; },
