@@ -467,9 +467,12 @@ PlanRun run_plan(const ir::Case& c, const Values& inputs, const RunOptions& o,
 
 std::vector<Piece> assemble(const ir::Plan& p, const std::vector<PlacedValue>& values) {
   std::vector<Piece> out;
-  // Members of one partial sum: same spec value, iteration and coordinates off
-  // the summed axes (in an MPMD plan they come from different programs).
-  using Key = std::tuple<std::string, std::vector<std::string>, std::string, ir::Coord>;
+  // Members of one partial sum: same spec value, iteration, coordinates off
+  // the summed axes (in an MPMD plan they come from different programs) and
+  // region (an unrolled pipeline schedule places each microbatch's partial
+  // sum on its own rows of one spec value, outside any loop).
+  using Key = std::tuple<std::string, std::vector<std::string>, std::string, ir::Coord,
+                         std::vector<int64_t>>;
   std::map<Key, std::vector<size_t>> groups;
   std::vector<Key> order;
   for (size_t i = 0; i < values.size(); ++i) {
@@ -481,7 +484,12 @@ std::vector<Piece> assemble(const ir::Plan& p, const std::vector<PlacedValue>& v
       if (auto k = p.mesh.axis_index(a)) c[*k] = -1;
     std::vector<std::string> axes = pl.axes;
     std::sort(axes.begin(), axes.end());
-    Key key{pl.spec_value, axes, v.iter, c};
+    std::vector<int64_t> box;
+    for (const auto& r : pl.region) {
+      box.push_back(r.offset.eval(v.b));
+      box.push_back(r.size.eval(v.b));
+    }
+    Key key{pl.spec_value, axes, v.iter, c, std::move(box)};
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(i);
   }

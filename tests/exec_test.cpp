@@ -114,6 +114,22 @@ TEST(ExecGenerated, LlamaDpTpMatchesAndMissingAllreduceDiffers) {
   EXPECT_NE(bad.summary().find("DIFFERS"), std::string::npos);
 }
 
+// An unrolled pipeline schedule places each microbatch's partial sum over tp
+// on its own rows of one spec value, outside any loop: the comparison sums
+// the members of each region apart (summed together they were twice the
+// spec, a DIFFERS on a correct plan).
+TEST(ExecGenerated, UnrolledSchedulesSumEachMicrobatchsPartialsApart) {
+  for (const char* schedule : {"1f1b", "interleaved"}) {
+    corpus::GenOptions g;
+    g.tp = 2, g.pp = 2, g.mb = 2, g.layers = 4;
+    g.schedule = schedule;
+    if (g.schedule == "interleaved") g.vpp = 2;
+    ir::Case c = corpus::generate(g);
+    Comparison ok = run_and_compare(c, DType::f64);
+    EXPECT_TRUE(ok.match) << schedule << ": " << ok.summary();
+  }
+}
+
 // At input seed 95 every sequence of this TP2+SP plan has equal tokens, so the
 // gradients of wq and wk are zero by cancellation: exactly 0 in the spec (and
 // in the control run, which rounds equal rows alike), 1e-11 in the plan (f32),
