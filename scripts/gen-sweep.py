@@ -6,7 +6,8 @@ and its numbers must match the spec.
 
 Each combination draws a model, mesh sizes (dp, tp, pp, cp, ep), microbatches,
 sequence parallelism, a ZeRO stage, balanced CP, a pipeline schedule, which
-intermediates are placed and a layer count. The generated plan (no bug
+intermediates are placed (and whether inside the microbatch loop), the
+training step (gradients, clipping or the full AdamW step) and a layer count. The generated plan (no bug
 injected) goes through `parity verify` and `parity run --compare --dtype f64`.
 Flagged: anything but VERIFIED (0) and MATCH (0), kept under --keep. A
 combination the generator refuses is listed with its reason. Exits 1 when
@@ -54,6 +55,10 @@ for _ in range(a.n):
             flags += ["--vpp", "2"]
     if rng.random() < 0.3:
         flags += ["--marks", rng.choice(["forward", "io"])]
+    if rng.random() < 0.2:
+        flags.append("--no-loop-marks")
+    if rng.random() < 0.3:
+        flags += ["--step", rng.choice(["grads", "clip"])]
     layers = max(rng.choice([2, 4, 6]), sizes["--pp"] * vpp)
     args = [model] + [x for k, v in sizes.items() if v > 1 for x in (k, str(v))] + flags + ["--layers", str(layers)]
     key = " ".join(args)
