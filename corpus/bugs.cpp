@@ -687,6 +687,8 @@ std::vector<Bug> make_bugs() {
       });
   add("accumulator-reset", "a gradient accumulator is reset between microbatches (at @mb, default every one)",
       "mb > 1", [](Ctx& x) {
+        // With one microbatch there is nothing to reset between: the bug would be a no-op.
+        if (dim_value(x.c, "M") < 2) bad("'accumulator-reset' needs --mb > 1");
         Loc at = x.first([](const ir::Op& op) { return result_starts(op, "grad.local.") && result_ends(op, ".next"); },
                          "a gradient accumulation loop");
         bypass(x, at, 1);

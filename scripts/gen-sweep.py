@@ -9,9 +9,11 @@ sequence parallelism, a ZeRO stage, balanced CP, a pipeline schedule, which
 intermediates are placed (and whether inside the microbatch loop), the
 training step (gradients, clipping or the full AdamW step) and a layer count. The generated plan (no bug
 injected) goes through `parity verify` and `parity run --compare --dtype f64`.
-Flagged: anything but VERIFIED (0) and MATCH (0), kept under --keep. A
-combination the generator refuses is listed with its reason. Exits 1 when
-anything is flagged.
+Flagged: anything but VERIFIED (0) and MATCH (0), kept under --keep. With
+--bugs each plan gets a random bug from `parity gen --list`; then a VERIFIED
+(a missed bug), a timeout or a crash is flagged. A combination the generator
+refuses (a bug it cannot inject there, say) is listed with its reason.
+Exits 1 when anything is flagged.
 """
 import argparse
 import os
@@ -25,7 +27,19 @@ ap.add_argument("--n", type=int, default=60)
 ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--parity", default="build/tools/parity")
 ap.add_argument("--keep", default="gen-sweep")
+ap.add_argument("--bugs", action="store_true",
+                help="inject a random bug the combination admits: it must not verify")
 a = ap.parse_args()
+
+bug_names = []
+if a.bugs:
+    listing = subprocess.run([a.parity, "gen", "--list"], capture_output=True, text=True).stdout
+    in_bugs = False
+    for line in listing.splitlines():
+        if line.startswith("bugs"):
+            in_bugs = True
+        elif in_bugs and line.startswith("  ") and not line.startswith("   "):
+            bug_names.append(line.split()[0])
 
 rng = random.Random(a.seed)
 models = ["llama3-8b", "deepseek-v3-16b", "deepseek-v3-671b", "gpt-small"]
@@ -65,6 +79,9 @@ for _ in range(a.n):
     if key in seen:
         continue
     seen.add(key)
+    if a.bugs:
+        args += ["--bug", rng.choice(bug_names)]
+        key = " ".join(args)
     g = subprocess.run([a.parity, "gen"] + args + ["-o", case], capture_output=True, text=True)
     if g.returncode != 0:
         refused += 1
@@ -79,7 +96,9 @@ for _ in range(a.n):
         first = (v.stdout.splitlines() or [""])[0][:80]
     except subprocess.TimeoutExpired:
         codes, first = ("timeout", "timeout"), "timed out"
-    bad = codes != (0, 0)
+    # With a bug: VERIFIED is a missed bug, and anything but a verdict a crash;
+    # the numeric run may match (a bug can vanish at the points it samples).
+    bad = codes[0] in (0, "timeout") or codes[0] not in (1, 2, 3) if a.bugs else codes != (0, 0)
     if bad:
         flagged += 1
         shutil.copy(case, os.path.join(a.keep, f"flagged_{a.seed}_{flagged}.pb"))

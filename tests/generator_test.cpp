@@ -345,6 +345,7 @@ TEST(Bugs, TagSwapInALoopIsADeadlock) {
 TEST(Bugs, RejectsWhatDoesNotApply) {
   ir::Case c = generate(opts("llama3-8b"));
   EXPECT_THROW(inject_bug(c, "missing-allreduce"), ir::InvalidInput);  // no tp
+  EXPECT_THROW(inject_bug(c, "accumulator-reset"), ir::InvalidInput);  // one microbatch: a no-op
   EXPECT_THROW(inject_bug(c, "no-such-bug"), ir::InvalidInput);
   EXPECT_THROW(inject_bug(c, "grad-avg-dp@rank"), ir::InvalidInput);
   EXPECT_THROW(inject_bug(c, "grad-avg-dp@rank=99"), ir::InvalidInput);
