@@ -1,6 +1,7 @@
 #include "frontend/mlir/importer.h"
 
 #include <cmath>
+#include <set>
 
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
@@ -343,6 +344,47 @@ bool Importer::import_shard(mlir::Operation& op) {
   unsupported(&op, "this shard op is not modeled");
 }
 
+// Every coordinate on the grid axes `e` reads, as bindings of `$axis`.
+template <class F>
+static void for_each_coordinate(const ir::Mesh& m, const ir::DimExpr& e, F&& f) {
+  std::set<std::string> syms;
+  e.symbols(syms);
+  std::vector<const ir::MeshAxis*> axes;
+  for (const auto& ax : m.axes)
+    if (syms.count("$" + ax.name)) axes.push_back(&ax);
+  ir::Bindings b;
+  std::vector<int64_t> c(axes.size(), 0);
+  for (;;) {
+    for (size_t k = 0; k < axes.size(); ++k) b["$" + axes[k]->name] = c[k];
+    f(b);
+    size_t k = axes.size();
+    while (k > 0 && ++c[k - 1] == axes[k - 1]->size) c[--k] = 0;
+    if (k == 0) return;
+  }
+}
+
+void Importer::require_nonnegative(const ir::DimExpr& e, mlir::Operation* op, const std::string& what) const {
+  for_each_coordinate(mesh_, e, [&](const ir::Bindings& b) {
+    int64_t v = 0;
+    if (!e.try_eval(b, v))
+      unsupported(op, what + " (" + e.str() + ") cannot be evaluated on every rank");
+    if (v < 0) {
+      std::string at;
+      for (const auto& [k, x] : b) at += (at.empty() ? "" : ", ") + k.substr(1) + "=" + std::to_string(x);
+      unsupported(op, what + " (" + e.str() + ") is " + std::to_string(v) + " at " + at +
+                          "; signed and unsigned index arithmetic of negative values is not modeled");
+    }
+  });
+}
+
+void Importer::require_positive(const ir::DimExpr& e, mlir::Operation* op, const std::string& what) const {
+  for_each_coordinate(mesh_, e, [&](const ir::Bindings& b) {
+    int64_t v = 0;
+    if (!e.try_eval(b, v) || v <= 0)
+      unsupported(op, what + " (" + e.str() + ") must be a positive index on every rank");
+  });
+}
+
 bool Importer::import_index(mlir::Operation& op) {
   namespace ar = mlir::arith;
   if (op.getNumResults() != 1) return false;
@@ -365,6 +407,12 @@ bool Importer::import_index(mlir::Operation& op) {
   if (auto c = mlir::dyn_cast<ar::CmpIOp>(op)) {
     ir::DimExpr a = index(c.getLhs(), &op).e, b = index(c.getRhs(), &op).e;
     auto pred = c.getPredicate();
+    // An unsigned comparison reads a negative index as a huge number.
+    if (pred == ar::CmpIPredicate::ult || pred == ar::CmpIPredicate::ule ||
+        pred == ar::CmpIPredicate::ugt || pred == ar::CmpIPredicate::uge) {
+      require_nonnegative(a, &op, "the left operand of an unsigned comparison");
+      require_nonnegative(b, &op, "the right operand of an unsigned comparison");
+    }
     set(r, CondVal{[a, b, pred](const ir::Bindings& bd) {
           int64_t x = a.eval(bd), y = b.eval(bd);
           switch (pred) {
@@ -394,8 +442,14 @@ bool Importer::import_index(mlir::Operation& op) {
       mlir::isa<ar::AddIOp, ar::SubIOp, ar::MulIOp, ar::DivUIOp, ar::DivSIOp, ar::FloorDivSIOp, ar::RemUIOp,
                 ar::RemSIOp>(op)) {
     ir::DimExpr a = index(op.getOperand(0), &op).e, b = index(op.getOperand(1), &op).e;
-    // Indices here are non-negative, where truncating, floor and the exact
-    // division of (a - a mod b) by b agree.
+    // For a non-negative dividend and a positive divisor, truncating, floor
+    // and the exact division of (a - a mod b) by b agree, and so do the
+    // signed and unsigned remainders. A negative dividend (`idx - 1` on
+    // rank 0) is where they part: `remsi(-1, 2)` is -1, parity's `%` 1.
+    if (!mlir::isa<ar::AddIOp, ar::SubIOp, ar::MulIOp>(op)) {
+      require_nonnegative(a, &op, "the dividend");
+      require_positive(b, &op, "the divisor");
+    }
     if (mlir::isa<ar::AddIOp>(op)) set(r, IndexVal{a + b});
     else if (mlir::isa<ar::SubIOp>(op)) set(r, IndexVal{a - b});
     else if (mlir::isa<ar::MulIOp>(op)) set(r, IndexVal{a * b});

@@ -87,6 +87,9 @@ class Importer {
  private:
   bool import_shard(mlir::Operation& op);
   bool import_index(mlir::Operation& op);
+  // Unsupported unless `e` is >= 0 (> 0) at every coordinate of the grid.
+  void require_nonnegative(const ir::DimExpr& e, mlir::Operation* op, const std::string& what) const;
+  void require_positive(const ir::DimExpr& e, mlir::Operation* op, const std::string& what) const;
   bool import_scf(mlir::Operation& op);
   std::string materialize_undef(TensorVal& t);
 
