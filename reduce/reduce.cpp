@@ -61,11 +61,25 @@ void axis_blockers(const ir::Case& c, Why& why) {
   std::vector<std::pair<std::string, std::string>> coords;  // (axis, $axis)
   for (const auto& a : p.mesh.axes) coords.push_back({a.name, "$" + a.name});
   Seen seen;
+  std::set<std::string> syms;
   for_each_expr(c, [&](const ir::DimExpr& e, const Where& where) {
     if (e.is_const() || !seen.insert(e.id()).second) return;
     for (const auto& [axis, sym] : coords)
       if (!why.count(axis) && degree_in(e, sym) > 1)
         why.emplace(axis, "its coordinate enters " + where.str() + " non-affinely: " + e.str());
+    // A coordinate computed with literals alone (`$g*2`, the rows of a
+    // shard of a module with fixed sizes) keeps its step when the axis
+    // shrinks: a smaller axis is not the same plan at smaller sizes (its
+    // shards would no longer tile the tensor, a sum over the axis would
+    // add fewer of them). Offsets that scale (`$tp*(F/tp)`) name a size.
+    syms.clear();
+    e.symbols(syms);
+    if (std::any_of(syms.begin(), syms.end(), [](const std::string& s) { return s.empty() || s[0] != '$'; }))
+      return;
+    for (const auto& [axis, sym] : coords)
+      if (!why.count(axis) && syms.count(sym))
+        why.emplace(axis, "its coordinate enters " + where.str() + " with literals only: " + e.str() +
+                              " does not scale with the axis");
   });
 }
 
