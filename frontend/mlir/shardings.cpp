@@ -87,6 +87,13 @@ FuncShardings func_shardings(mlir::func::FuncOp f, const GridMesh& g) {
   for (mlir::BlockArgument a : b.getArguments()) {
     std::vector<ir::Range> r;
     bool found = false;
+    // The partitioner's rule: an argument's one use is a shard.shard, whose
+    // sharding is the argument's, `annotate_for_users` or not.
+    if (a.hasOneUse())
+      if (auto s = mlir::dyn_cast<mlir::shard::ShardOp>(*a.getUsers().begin())) {
+        fs.args.push_back(region_of(s, g));
+        continue;
+      }
     for (mlir::Operation* u : a.getUsers()) {
       auto s = mlir::dyn_cast<mlir::shard::ShardOp>(u);
       if (!s || s.getAnnotateForUsers()) continue;
