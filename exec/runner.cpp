@@ -471,10 +471,14 @@ std::vector<Piece> assemble(const ir::Plan& p, const std::vector<PlacedValue>& v
   // the summed axes (in an MPMD plan they come from different programs) and
   // region (an unrolled pipeline schedule places each microbatch's partial
   // sum on its own rows of one spec value, outside any loop).
+  // And which of a program's partial placements of that region it is
+  // (ir::partial_ordinals): two values placed as partials of one region are
+  // two sums.
   using Key = std::tuple<std::string, std::vector<std::string>, std::string, ir::Coord,
-                         std::vector<int64_t>>;
+                         std::vector<int64_t>, uint32_t>;
   std::map<Key, std::vector<size_t>> groups;
   std::vector<Key> order;
+  const std::vector<uint32_t> ordinal = ir::partial_ordinals(p);
   for (size_t i = 0; i < values.size(); ++i) {
     const PlacedValue& v = values[i];
     const ir::Placement& pl = p.placements[v.placement];
@@ -489,7 +493,7 @@ std::vector<Piece> assemble(const ir::Plan& p, const std::vector<PlacedValue>& v
       box.push_back(r.offset.eval(v.b));
       box.push_back(r.size.eval(v.b));
     }
-    Key key{pl.spec_value, axes, v.iter, c, std::move(box)};
+    Key key{pl.spec_value, axes, v.iter, c, std::move(box), ordinal[v.placement]};
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(i);
   }

@@ -1,5 +1,8 @@
 #include "ir/plan.h"
 
+#include <algorithm>
+#include <map>
+
 namespace parity::ir {
 
 const char* placement_kind_name(PlacementKind k) { return k == PlacementKind::region ? "region" : "partial"; }
@@ -48,6 +51,26 @@ Box placement_box(const Placement& p, const Bindings& b, const std::vector<int64
     box.size[k] = p.region[k].size.eval(b);
   }
   return box;
+}
+
+}  // namespace parity::ir
+
+namespace parity::ir {
+
+std::vector<uint32_t> partial_ordinals(const Plan& p) {
+  std::vector<uint32_t> out(p.placements.size(), 0);
+  std::map<std::string, uint32_t> seen;  // program, spec value, axes and region -> count
+  for (size_t k = 0; k < p.placements.size(); ++k) {
+    const Placement& pl = p.placements[k];
+    if (pl.kind != PlacementKind::partial) continue;
+    Strings axes = pl.axes;
+    std::sort(axes.begin(), axes.end());
+    std::string key = pl.program + '\n' + pl.spec_value + '\n';
+    for (const auto& a : axes) key += a + ',';
+    for (const auto& r : pl.region) key += '\n' + r.offset.str() + ':' + r.size.str();
+    out[k] = seen[key]++;
+  }
+  return out;
 }
 
 }  // namespace parity::ir

@@ -48,6 +48,16 @@ struct Box {
 };
 Box placement_box(const Placement& p, const Bindings& b, const std::vector<int64_t>& shape);
 
+struct Plan;
+// Which sum each partial placement belongs to, among a program's partial
+// placements of one spec value with the same axes and region (as written):
+// 0 for the first, 1 for the next, ... (0 for region placements). The
+// addends of one partial sum are the values of equal ordinal on the ranks
+// along its axes: two values of one program placed as partials of the same
+// region are two sums, not one (and in a plan given per rank, the k-th such
+// placement of each program pairs with the k-th of the others).
+std::vector<uint32_t> partial_ordinals(const Plan& p);
+
 struct Plan {
   std::string name;
   Mesh mesh;

@@ -436,6 +436,7 @@ void StageGraph::build_stages() {
   placement_spec_node_.clear();
   placement_region_key_.clear();
   placement_region_class_.clear();
+  partial_ordinal_ = ir::partial_ordinals(p);
   std::map<std::pair<std::vector<const void*>, std::vector<std::string>>, uint32_t> classes;
   ir::Bindings shared = dims_;
   for (const auto& a : p.mesh.axes) shared[a.name] = a.size;
@@ -585,7 +586,10 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
   // Obligations.
   // The region is part of the key: one rank may place two partial sums on
   // two regions of one spec value (balanced context-parallel chunks).
-  using PKey = std::tuple<std::vector<std::string>, std::string, std::vector<int64_t>, std::vector<int64_t>>;
+  // So is which of its program's partial placements of the region it is
+  // (ir::partial_ordinals): two values placed as partials of one region are
+  // two sums.
+  using PKey = std::tuple<std::vector<std::string>, std::string, std::vector<int64_t>, std::vector<int64_t>, uint32_t>;
   std::map<PKey, size_t> partial_at;
   for (int32_t id : placed_on_.at(y)) {
     const Node& nd = nodes_[static_cast<size_t>(id)];
@@ -605,7 +609,7 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
       std::vector<int64_t> off;
       const ir::Bindings& b = coords(nd);
       for (const auto& d : placement_region_[pl]) off.push_back(d.offset.eval(b));
-      PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c, off};
+      PKey k{axes, nd.instr >= 0 ? instr(nd).iter : "", c, off, partial_ordinal_[pl]};
       auto it = partial_at.find(k);
       if (it == partial_at.end()) {
         partial_at[k] = s.obligations.size();
@@ -749,6 +753,10 @@ void StageGraph::key_of(const Stage& s, std::string& k) const {
   auto region_key = [&](const ir::Placement& P, const ir::Bindings& b) {
     const auto idx = static_cast<size_t>(&P - p.placements.data());
     k += ir::placement_kind_name(P.kind);
+    if (const uint32_t o = partial_ordinal_[idx]) {
+      k += '#';
+      put(k, o);
+    }
     k += '@';
     put(k, spec_local.at(placement_spec_node_[idx]));
     if (const auto& fixed = placement_region_key_[idx]) k += *fixed;

@@ -92,6 +92,10 @@ class StageGraph {
   const ir::TypeMap& spec_types() const { return spec_types_; }
   const ir::Bindings& dims() const { return dims_; }
 
+  // Which of its program's partial placements of one region a placement is
+  // (ir::partial_ordinals): the addends of one sum share it.
+  uint32_t partial_ordinal(uint32_t placement) const { return partial_ordinal_[placement]; }
+
  private:
   void build_nodes();
   void build_spec_nodes();
@@ -134,6 +138,7 @@ class StageGraph {
   // Each placement's region and axes as key text, when no offset or size
   // reads a coordinate or loop index (the same for every instance).
   std::vector<std::optional<std::string>> placement_region_key_;
+  std::vector<uint32_t> partial_ordinal_;  // ir::partial_ordinals
   // Otherwise its region with the dims and axis sizes bound (`ir::DimExpr::bind`).
   std::vector<std::vector<ir::Range>> placement_region_;
   // Placements whose bound regions are the same expressions on the same axes

@@ -539,8 +539,12 @@ class Checker {
     // members of one partial sum are placed by different programs.
     // The region is part of the key: one rank may place two partial sums on
     // two regions of one spec value (balanced context-parallel chunks).
-    using PartialKey =
-        std::tuple<std::string, std::vector<std::string>, std::string, std::vector<int64_t>, std::vector<int64_t>>;
+    // And which of a program's partial placements of that region it is
+    // (ir::partial_ordinals): two values placed as partials of one region
+    // are two sums.
+    using PartialKey = std::tuple<std::string, std::vector<std::string>, std::string, std::vector<int64_t>,
+                                  std::vector<int64_t>, uint32_t>;
+    const std::vector<uint32_t> ordinal = ir::partial_ordinals(p);
     std::map<PartialKey, std::vector<size_t>> partial_groups;
     auto key_of = [&](size_t i) {
       const ir::Placement& pl = p.placements[inst[i].placement];
@@ -550,7 +554,7 @@ class Checker {
       std::sort(axes.begin(), axes.end());
       std::vector<int64_t> off;
       for (const auto& d : pl.region) off.push_back(d.offset.eval(*inst[i].b));
-      return PartialKey{pl.spec_value, axes, inst[i].iter, c, off};
+      return PartialKey{pl.spec_value, axes, inst[i].iter, c, off, ordinal[inst[i].placement]};
     };
     for (size_t i = 0; i < inst.size(); ++i) {
       const ir::Placement& pl = p.placements[inst[i].placement];

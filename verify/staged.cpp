@@ -58,8 +58,9 @@ class StageProver {
     // are seeded so that they add up to the spec region; otherwise each is free.
     // Members of one sum: same spec value, summed axes, iteration, other
     // coordinates and region (they may be placed by different programs).
+    // and which of its program's partial placements of that region it is.
     using GKey = std::tuple<std::string, std::vector<std::string>, std::string, std::vector<int64_t>,
-                            std::vector<int64_t>>;
+                            std::vector<int64_t>, uint32_t>;
     std::map<GKey, std::vector<int32_t>> groups;
     std::map<GKey, uint32_t> group_placement;  // a placement of the group, for its region
     for (int32_t id : st.plan_inputs) {
@@ -89,7 +90,7 @@ class StageProver {
       std::vector<int64_t> off;
       const ir::Bindings& b = g_.bindings(nd);
       for (const auto& d : S.region) off.push_back(d.offset.eval(b));
-      GKey key{S.spec_value, axes, nd.instr >= 0 ? g_.instr(nd).iter : "", c, off};
+      GKey key{S.spec_value, axes, nd.instr >= 0 ? g_.instr(nd).iter : "", c, off, g_.partial_ordinal(seed_idx)};
       groups[key].push_back(id);
       group_placement[key] = seed_idx;
     }
