@@ -191,6 +191,64 @@ void check_groups(const Plan& p, const Program& prog, const Graph& g, const Grou
 
 }  // namespace
 
+// The addends of a partial sum are one value per rank along its axes. When a
+// rank selector reads one of those axes the addends run different programs,
+// and each program must place its own (the k-th partial placement of a
+// region pairs with the k-th, `partial_ordinals`); otherwise the sum would
+// be checked with addends missing.
+void check_partial_addends(const Plan& p, const std::string& file, DiagList& out) {
+  std::set<std::string> selected;
+  for (const auto& prog : p.programs)
+    for (const auto& [axis, vals] : prog.ranks.fixed) selected.insert(axis);
+  const std::vector<uint32_t> ord = partial_ordinals(p);
+  auto key = [&](const std::string& program, const Placement& pl, uint32_t o) {
+    Strings axes = pl.axes;
+    std::sort(axes.begin(), axes.end());
+    std::string k = program + '\n' + pl.spec_value + '\n';
+    for (const auto& a : axes) k += a + ',';
+    for (const auto& r : pl.region) k += '\n' + r.offset.str() + ':' + r.size.str();
+    return k + '\n' + std::to_string(o);
+  };
+  std::set<std::string> have;
+  for (size_t k = 0; k < p.placements.size(); ++k)
+    if (p.placements[k].kind == PlacementKind::partial) have.insert(key(p.placements[k].program, p.placements[k], ord[k]));
+  // Per-rank plans are small; a mesh this large is left to the verifier.
+  if (have.empty() || p.mesh.num_ranks() > (int64_t{1} << 16)) return;
+  std::vector<const Program*> prog_of(static_cast<size_t>(p.mesh.num_ranks()));
+  for (int64_t r = 0; r < p.mesh.num_ranks(); ++r) prog_of[static_cast<size_t>(r)] = p.program_of(r);
+  for (size_t k = 0; k < p.placements.size(); ++k) {
+    const Placement& pl = p.placements[k];
+    if (pl.kind != PlacementKind::partial ||
+        std::none_of(pl.axes.begin(), pl.axes.end(), [&](const std::string& a) { return selected.count(a) > 0; }) ||
+        std::any_of(pl.axes.begin(), pl.axes.end(), [&](const std::string& a) { return !p.mesh.axis_index(a); }))
+      continue;
+    bool reported = false;
+    for (int64_t r = 0; r < p.mesh.num_ranks() && !reported; ++r) {
+      const Program* prog = prog_of[static_cast<size_t>(r)];
+      if (!prog || prog->name != pl.program) continue;
+      for (int64_t m : p.mesh.group_along(r, pl.axes)) {
+        const Program* other = prog_of[static_cast<size_t>(m)];
+        if (other && other->name == pl.program) continue;
+        if (other && have.count(key(other->name, pl, ord[k]))) continue;
+        out.add(Diag{file, pl.program, "", p.mesh.rank_str(r),
+                     "placement of '" + pl.value + "' -> spec '" + pl.spec_value + "' (partial over " +
+                         [&] {
+                           std::string s;
+                           for (const auto& a : pl.axes) s += (s.empty() ? "" : ",") + a;
+                           return s;
+                         }() +
+                         "): rank " + p.mesh.rank_str(m) + ", an addend of the same sum, " +
+                         (other ? "runs program '" + other->name + "', which places no partial of '" + pl.spec_value +
+                                      "' over those axes with that region"
+                                : "runs no program") +
+                         "; the sum would miss its addend"});
+        reported = true;
+        break;
+      }
+    }
+  }
+}
+
 void validate_plan(const Plan& p, const Spec* spec, const std::string& file, DiagList& out,
                    std::map<std::string, TypeMap>* types_out, size_t threads, TypeMap* spec_types) {
   auto fail = [&](const std::string& prog, const std::string& msg) { out.add(Diag{file, prog, "", "", msg}); };
@@ -373,6 +431,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
     for (const auto& in : prog.graph.inputs)
       if (!broken.count(prog.name) && !placed.count({prog.name, in}))
         out.add(Diag{file, prog.name, "", "", "program input '" + in + "' has no placement (which spec tensor does it hold?)"});
+  if (broken.empty()) check_partial_addends(p, file, out);
   if (spec && broken.empty())
     for (const auto& o : spec->graph.outputs)
       if (!spec_covered.count(o))

@@ -365,10 +365,47 @@ void consts_of(const ir::DimExpr& e, std::vector<int64_t>& out) {
 // Literals equal to a quantity the reduction changes would keep their value
 // while the quantity shrinks: a false alarm or a hidden bug. Returns the
 // symbols to keep, with the literal that pins them.
+// How many elements a spec `reduce_mean` averages (a product of dims, `B*F`):
+// a plan may write its reciprocal as a literal (`scale 1/24`), which no
+// single dim or product with a mesh axis equals. Found once, before the rounds.
+struct MeanCount {
+  ir::DimExpr count;
+  std::string where;
+};
+
+std::vector<MeanCount> mean_counts(const ir::Case& c) {
+  std::vector<MeanCount> out;
+  if (!c.spec) return out;
+  std::optional<ir::TypeMap> types;
+  walk_ops(c.spec->graph, [&](const ir::Op& op) {
+    if (op.kind != "reduce_mean" || op.operands.empty()) return;
+    if (!types) {
+      ir::DiagList ignored;
+      types = ir::check_graph(c.spec->graph, c.spec->dims, nullptr, ir::Diag{}, ignored);
+    }
+    auto t = types->find(op.operands[0]);
+    const ir::Attr* a = op.attr("dims");
+    if (t == types->end() || !a || !std::holds_alternative<ir::Dims>(*a)) return;
+    const auto rank = static_cast<int64_t>(t->second.shape.size());
+    std::optional<ir::DimExpr> n;
+    for (const auto& d : std::get<ir::Dims>(*a)) {
+      if (!d.is_const()) return;
+      int64_t k = d.const_value();
+      if (k < 0) k += rank;
+      if (k < 0 || k >= rank) return;
+      const ir::DimExpr& x = t->second.shape[static_cast<size_t>(k)];
+      n = n ? *n * x : x;
+    }
+    if (n && !n->is_const()) out.push_back({*n, "spec op " + op.label()});
+  });
+  return out;
+}
+
 Why literal_pins(const ir::Case& c,
                  const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
                  const std::map<std::string, int64_t>& all, const std::set<std::string>& plan_sizes,
-                 bool refute, std::vector<Reading>* readings = nullptr) {
+                 bool refute, std::vector<Reading>* readings = nullptr,
+                 const std::vector<MeanCount>& means = {}) {
   struct Q {
     std::string text;
     double value;
@@ -398,6 +435,20 @@ Why literal_pins(const ir::Case& c,
                     static_cast<double>(xv.first * yv), syms, true, false,
                     static_cast<double>(xv.second * yr)});
     }
+  }
+  // The counts of the spec's means that the reduction changes.
+  ir::Bindings orig_b(all.begin(), all.end()), now_b = orig_b;
+  for (const auto& [k, v] : changed) now_b[k] = v.second;
+  for (const auto& m : means) {
+    int64_t before = 0, after = 0;
+    if (!m.count.try_eval(orig_b, before) || !m.count.try_eval(now_b, after) || before == after) continue;
+    std::set<std::string> syms;
+    m.count.symbols(syms);
+    std::vector<std::string> names;
+    for (const auto& s : syms)
+      if (!s.empty() && s[0] != '$') names.push_back(s);
+    qs.push_back({m.count.str() + "=" + std::to_string(before) + " (the count of " + m.where + ")",
+                  static_cast<double>(before), names, true, true, static_cast<double>(after)});
   }
   Why pins;
   auto pin = [&](const Q& q, const std::string& lit, const std::string& form, const std::string& where) {
@@ -497,6 +548,12 @@ Why literal_pins(const ir::Case& c,
         };
         const double sv = now[s];
         check(sv, [&] { return s + "=" + std::to_string(reduced); });
+        // A mean's count at its reduced value (the plan divides by 8 where
+        // the spec averages B*F = 24 elements, and B*F is 8 reduced).
+        for (const auto& q : qs)
+          if (q.product && q.spec_size && q.reduced != q.value &&
+              std::find(q.syms.begin(), q.syms.end(), s) != q.syms.end())
+            check(q.reduced, [&] { return q.text + ", reduced to " + std::to_string(static_cast<int64_t>(q.reduced)); });
         for (const auto& other : now) {
           const std::string& y = other.first;
           const double yv = other.second;
@@ -659,6 +716,78 @@ std::string Result::original_rank_str(const ir::Mesh& original, int64_t reduced_
   return original.rank_str(original.rank_of(c));
 }
 
+// An integer literal at which a program slices a dim whose extent is a size
+// (`slice offset 2` of a dim of extent F): found once, before the rounds.
+struct IndexLit {
+  int64_t value;
+  ir::DimExpr extent;
+  std::string where;
+};
+
+std::vector<IndexLit> index_literals(const ir::Case& c, const ir::Bindings& base) {
+  std::vector<IndexLit> out;
+  for (const auto& prog : c.plan.programs) {
+    std::optional<ir::TypeMap> types;  // inferred only for a program with such a slice
+    walk_ops(prog.graph, [&](const ir::Op& op) {
+      if (op.kind != "slice" || op.operands.empty()) return;
+      const ir::Attr* d = op.attr("dim");
+      if (!d || !std::holds_alternative<ir::DimExpr>(*d) || !std::get<ir::DimExpr>(*d).is_const()) return;
+      for (const char* key : {"offset", "size"}) {
+        const ir::Attr* a = op.attr(key);
+        if (!a || !std::holds_alternative<ir::DimExpr>(*a)) continue;
+        const ir::DimExpr& e = std::get<ir::DimExpr>(*a);
+        if (!e.is_const() || e.const_value() < 2) continue;
+        if (!types) {
+          ir::DiagList ignored;
+          types = ir::check_graph(prog.graph, base, &c.plan.mesh, ir::Diag{}, ignored);
+        }
+        auto t = types->find(op.operands[0]);
+        if (t == types->end()) continue;
+        int64_t dim = std::get<ir::DimExpr>(*d).const_value();
+        const auto rank = static_cast<int64_t>(t->second.shape.size());
+        if (dim < 0) dim += rank;
+        if (dim < 0 || dim >= rank || t->second.shape[static_cast<size_t>(dim)].is_const()) continue;
+        out.push_back({e.const_value(), t->second.shape[static_cast<size_t>(dim)],
+                       "program " + prog.name + " op " + op.label() + " attribute " + key});
+      }
+    });
+  }
+  return out;
+}
+
+// A literal slice offset or size that is a simple fraction k/j of the dim's
+// extent at one of the sizes (original or reduced) but not at the other: a
+// plan that hard-codes the column where a fused projection splits (2, where
+// F/2 = 4) is right only at the reduced F = 4, and one that hard-codes the
+// right 4 would look wrong there. The extent's sizes are kept.
+void index_literal_pins(const std::vector<IndexLit>& lits, const ir::Bindings& orig, const ir::Bindings& now,
+                        Why& pins) {
+  for (const auto& lit : lits) {
+    int64_t xo = 0, xn = 0;
+    if (!lit.extent.try_eval(orig, xo) || !lit.extent.try_eval(now, xn) || xo == xn) continue;
+    std::set<std::string> syms;
+    lit.extent.symbols(syms);
+    const std::string x = lit.extent.str();
+    const bool bare = x.find_first_of("+-*/%") == std::string::npos;
+    // Matches at the sizes as given are reported first: they say what the
+    // literal stands for.
+    for (const bool given : {true, false})
+      for (int64_t j = 1; j <= 4; ++j)
+        for (int64_t k = 1; k <= j; ++k) {
+          const bool at_orig = (k * xo) % j == 0 && (k * xo) / j == lit.value;
+          const bool at_now = (k * xn) % j == 0 && (k * xn) / j == lit.value;
+          if (at_orig == at_now || at_orig != given) continue;
+          const std::string frac = (k == 1 ? "" : std::to_string(k) + "*") + (bare ? x : "(" + x + ")") +
+                                   (j == 1 ? "" : "/" + std::to_string(j));
+          for (const auto& s : syms)
+            if (!s.empty() && s[0] != '$')
+              pins.emplace(s, "the literal " + std::to_string(lit.value) + " in " + lit.where + " equals " + frac +
+                                  (at_orig ? " as given but not reduced" : " reduced but not as given") +
+                                  "; a smaller " + s + " would change what it means");
+        }
+  }
+}
+
 Result reduce_case(const ir::Case& c, const Options& opt) {
   Result r;
   // Returned when nothing is reduced: the case as given (copied only then).
@@ -684,6 +813,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     for (const auto& [k, v] : dims) frozen.emplace(k, "shape reduction is off");
   ir::Bindings orig_base = dims;
   for (const auto& a : c.plan.mesh.axes) orig_base[a.name] = a.size;
+  const std::vector<IndexLit> index_lits = index_literals(c, orig_base);
+  const std::vector<MeanCount> means = mean_counts(c);
 
   // When the reduced instance does not validate: the sizes tried kept, one
   // at a time, and the first failure's message.
@@ -710,13 +841,14 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     for (const auto& a : c.plan.mesh.axes) plan_sizes.insert(a.name);
     for (const auto& [k, why] : loop_counts(c)) plan_sizes.insert(k);
     Why pins = literal_pins(c, changed, orig_base, plan_sizes, opt.refute,
-                            opt.refute && opt.reread_literals ? &t.readings : nullptr);
+                            opt.refute && opt.reread_literals ? &t.readings : nullptr, means);
     // A dim kept at its size while an axis dividing it shrinks would make
     // every shard larger than in the original: keep that axis too.
     {
       ir::Bindings nb;
       for (const auto& a : t.reduced.plan.mesh.axes) nb[a.name] = a.size;
       for (const auto& [k, v] : nd) nb[k] = v;
+      index_literal_pins(index_lits, orig_base, nb, pins);
       Seen seen;
       for_each_expr(t.reduced, [&](const ir::DimExpr& e, const Where& where) {
         if (!seen.insert(e.id()).second) return;
