@@ -22,9 +22,17 @@ Importer::Importer(Mode mode, const ir::Mesh& mesh, std::string file)
 
 void Importer::unsupported(mlir::Operation* op, const std::string& what) const {
   std::string where = op ? loc_str(op->getLoc()) : "";
-  if (where.empty()) where = file_;
   std::string name = op ? op->getName().getStringRef().str() : "?";
-  throw Unsupported(where + ": unsupported '" + name + "': " + what);
+  // An op MLIR made (the body of a named op like `linalg.floor`, an
+  // `affine.apply` of the partitioner) has no line of its own: name the
+  // nearest enclosing op that has one, which is what the user wrote.
+  std::string inside;
+  for (mlir::Operation* p = op ? op->getParentOp() : nullptr; where.empty() && p; p = p->getParentOp()) {
+    where = loc_str(p->getLoc());
+    if (!where.empty()) inside = " (inside '" + p->getName().getStringRef().str() + "')";
+  }
+  if (where.empty()) where = file_;
+  throw Unsupported(where + ": unsupported '" + name + "'" + inside + ": " + what);
 }
 
 std::string Importer::emit(const std::string& kind, std::vector<std::string> operands, ir::AttrMap attrs,
