@@ -50,7 +50,10 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   if (!v.reductions.empty())
     s += fmt::format("  reduced to {} ranks: {}\n", v.verified_ranks, fmt::join(v.reductions, ", "));
   for (const auto& k : v.kept) s += fmt::format("  not reduced: {}\n", k);
-  if (!v.stage_note.empty())
+  // On a VERIFIED the note is why stages did not settle it, not a fault.
+  if (!v.stage_note.empty() && v.kind == verify::VerdictKind::verified)
+    s += fmt::format("  stages: not settled stage by stage ({}); the plan as a whole verified\n", v.stage_note);
+  else if (!v.stage_note.empty())
     s += fmt::format("  stages: {}; checked as a whole\n", v.stage_note);
   if (v.kind == verify::VerdictKind::unknown) s += fmt::format("  reason: {}\n", v.reason);
   if (v.cex) {
