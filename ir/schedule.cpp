@@ -402,13 +402,15 @@ struct Sim {
       }
       err(r, e.op, "deadlock: " + what);
     }
-    if (stuck) return;
+    // Sends nobody received: after a deadlock they are often its cause (a
+    // send to the wrong peer or with the wrong tag leaves its receiver waiting).
     for (const auto& [key, q] : mailbox)
       if (!q.empty()) {
+        if (out.items.size() >= 8) break;
         auto [src, dst, tag] = key;
         err(src, q.front()->op, "send to rank " + p.mesh.rank_str(dst) + " tag " + std::to_string(tag) + " at " +
-                                    where(*q.front()) + " has no matching recv");
-        if (out.items.size() >= 8) break;
+                                    where(*q.front()) + " has no matching recv" +
+                                    (stuck ? " (it was never received while the ranks above wait)" : ""));
       }
   }
 };
