@@ -2,8 +2,10 @@
 // all their ranks in one process, in an order that respects every recv and
 // collective, so the result is that of any real execution of the schedule.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <utility>
 #include <functional>
 #include <map>
 #include <memory>
@@ -214,6 +216,11 @@ class PlanRunner {
   // Called from `on_value`: the run ends after the current instruction, as
   // it stands (no deadlock check, no final environments).
   void stop() { stop_ = true; }
+  // Called from `on_value`: the logical time of the value it sees (a Lamport
+  // clock: one tick per instruction of its rank, a received value later than
+  // its send, a collective's results later than every member's operand). It
+  // orders values of different programs by cause, not by program position.
+  uint64_t clock() const { return last_clock_; }
 
   // The run keeps every rank's values: past `bytes` of them (counted with
   // what `charge` adds, e.g. copies a caller keeps) it throws OutOfBudget
@@ -308,6 +315,7 @@ class PlanRunner {
     std::vector<char> has;  // env[i] is defined
     bool arrived = false;
     IterBindings cur;  // of the iteration running now
+    uint64_t clock = 0;
   };
   struct Final {
     const SlotCode* code;
@@ -342,6 +350,7 @@ class PlanRunner {
     charge(bytes_of(v));
     s.env[slot] = std::move(v);
     s.has[slot] = 1;
+    last_clock_ = s.clock;
     if (on_value) on_value(r, *s.prog, name, ins, s.env[slot]);
   }
 
@@ -353,6 +362,7 @@ class PlanRunner {
       const auto& in = s.code->in[s.pc];
       const auto& out = s.code->out[s.pc];
       if (ins.kind == Instr::bind) {
+        ++s.clock;
         std::vector<T> vals;
         for (uint32_t x : in) vals.push_back(value(s, r, x));
         for (size_t i = 0; i < out.size(); ++i) define(st, r, out[i], ins.dst()[i], std::move(vals[i]), ins, on_value);
@@ -364,12 +374,13 @@ class PlanRunner {
       const Bindings& b = s.cur.of(s.b, ins);
       if (op.kind == "send") {
         int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
-        mail_[{r, peer_of(r, op, b), tag}].push_back(value(s, r, in[0]));
+        mail_[{r, peer_of(r, op, b), tag}].emplace_back(value(s, r, in[0]), ++s.clock);
       } else if (op.kind == "recv") {
         int64_t tag = std::get<DimExpr>(*op.attr("tag")).eval(b);
         auto it = mail_.find({peer_of(r, op, b), r, tag});
         if (it == mail_.end() || it->second.empty()) return moved;
-        T v = std::move(it->second.front());
+        T v = std::move(it->second.front().first);
+        s.clock = std::max(s.clock, it->second.front().second) + 1;
         it->second.pop_front();
         define(st, r, out[0], op.results[0], std::move(v), ins, on_value);
       } else if (op.attr("axes") || op.attr("groups")) {
@@ -388,6 +399,9 @@ class PlanRunner {
         }
         auto res = eval_collective(d_, op, ops, b);
         waiting_.erase(g);
+        uint64_t at = 0;
+        for (int64_t q : g) at = std::max(at, st[static_cast<size_t>(q)].clock);
+        for (int64_t q : g) st[static_cast<size_t>(q)].clock = at + 1;
         for (size_t i = 0; i < g.size(); ++i) {
           State& m = st[static_cast<size_t>(g[i])];
           const Instr& mi = m.code->instrs[m.pc];
@@ -402,6 +416,7 @@ class PlanRunner {
         std::vector<const T*> args;
         for (uint32_t x : in) args.push_back(&value(s, r, x));
         auto res = eval_local(d_, op, args, b);
+        ++s.clock;
         for (size_t i = 0; i < res.size(); ++i) define(st, r, out[i], op.results[i], std::move(res[i]), ins, on_value);
       }
       ++s.pc;
@@ -413,11 +428,12 @@ class PlanRunner {
   const Plan& p_;
   D& d_;
   std::map<std::string, SlotCode> code_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<T>> mail_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<std::pair<T, uint64_t>>> mail_;  // values and send times
   std::map<std::vector<int64_t>, std::vector<int64_t>> waiting_;
   std::map<int64_t, Final> finals_;
   bool stop_ = false;
   size_t held_ = 0, max_bytes_ = SIZE_MAX;
+  uint64_t last_clock_ = 0;
 };
 
 }  // namespace parity::ir

@@ -134,7 +134,7 @@ struct Instance {
   std::shared_ptr<const ir::Bindings> b;  // rank bindings + loop indices, shared by the iteration's instances
   const ir::Op* def;  // the op that defined the value; nullptr for a loop result or a program input
   bool loop_result;
-  size_t seq;  // program position: orders instances so the first failure is the earliest
+  size_t seq;  // logical time (PlanRunner::clock): orders instances so the first failure is the earliest
   Tensor<S> value;
 
   // Names the defining op in a counterexample (written only for one).
@@ -242,11 +242,13 @@ std::vector<Instance<S>> run_plan(const Setup& st, D& dom, const std::map<std::s
         for (size_t idx : *placed)
           if (!focus || focus->eligible[idx]) {
             runner.charge(runner.bytes_of(v) + sizeof(Instance<S>));
-            out.push_back(Instance<S>{idx, rank, ins.iter, b, ins.op, ins.kind == ir::Instr::bind, ins.seq, v});
+            out.push_back(Instance<S>{idx, rank, ins.iter, b, ins.op, ins.kind == ir::Instr::bind, runner.clock(), v});
           }
         if (focus && group_complete(p, *focus, out)) runner.stop();
       });
-  // Earliest program position first, then rank: deterministic and causal.
+  // Earliest logical time first, then rank: deterministic and causal, also
+  // across programs (a value received from another stage comes after the
+  // values its sender computed first).
   std::stable_sort(out.begin(), out.end(), [](const Instance<S>& a, const Instance<S>& b) {
     return a.seq != b.seq ? a.seq < b.seq : a.rank < b.rank;
   });
