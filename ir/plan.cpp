@@ -53,22 +53,21 @@ Box placement_box(const Placement& p, const Bindings& b, const std::vector<int64
   return box;
 }
 
-}  // namespace parity::ir
-
-namespace parity::ir {
+std::string partial_sum_key(const std::string& program, const Placement& pl) {
+  Strings axes = pl.axes;
+  std::sort(axes.begin(), axes.end());
+  std::string key = program + '\n' + pl.spec_value + '\n';
+  for (const auto& a : axes) key += a + ',';
+  for (const auto& r : pl.region) key += '\n' + r.offset.str() + ':' + r.size.str();
+  return key;
+}
 
 std::vector<uint32_t> partial_ordinals(const Plan& p) {
   std::vector<uint32_t> out(p.placements.size(), 0);
-  std::map<std::string, uint32_t> seen;  // program, spec value, axes and region -> count
+  std::map<std::string, uint32_t> seen;  // partial_sum_key -> count
   for (size_t k = 0; k < p.placements.size(); ++k) {
     const Placement& pl = p.placements[k];
-    if (pl.kind != PlacementKind::partial) continue;
-    Strings axes = pl.axes;
-    std::sort(axes.begin(), axes.end());
-    std::string key = pl.program + '\n' + pl.spec_value + '\n';
-    for (const auto& a : axes) key += a + ',';
-    for (const auto& r : pl.region) key += '\n' + r.offset.str() + ':' + r.size.str();
-    out[k] = seen[key]++;
+    if (pl.kind == PlacementKind::partial) out[k] = seen[partial_sum_key(pl.program, pl)]++;
   }
   return out;
 }

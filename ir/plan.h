@@ -57,6 +57,9 @@ struct Plan;
 // region are two sums, not one (and in a plan given per rank, the k-th such
 // placement of each program pairs with the k-th of the others).
 std::vector<uint32_t> partial_ordinals(const Plan& p);
+// What `partial_ordinals` counts by: `pl`'s spec value, sorted axes and
+// region as written, were it placed by `program`.
+std::string partial_sum_key(const std::string& program, const Placement& pl);
 
 struct Plan {
   std::string name;

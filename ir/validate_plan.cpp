@@ -189,8 +189,6 @@ void check_groups(const Plan& p, const Program& prog, const Graph& g, const Grou
   }
 }
 
-}  // namespace
-
 // The addends of a partial sum are one value per rank along its axes. When a
 // rank selector reads one of those axes the addends run different programs,
 // and each program must place its own (the k-th partial placement of a
@@ -202,12 +200,7 @@ void check_partial_addends(const Plan& p, const std::string& file, DiagList& out
     for (const auto& [axis, vals] : prog.ranks.fixed) selected.insert(axis);
   const std::vector<uint32_t> ord = partial_ordinals(p);
   auto key = [&](const std::string& program, const Placement& pl, uint32_t o) {
-    Strings axes = pl.axes;
-    std::sort(axes.begin(), axes.end());
-    std::string k = program + '\n' + pl.spec_value + '\n';
-    for (const auto& a : axes) k += a + ',';
-    for (const auto& r : pl.region) k += '\n' + r.offset.str() + ':' + r.size.str();
-    return k + '\n' + std::to_string(o);
+    return partial_sum_key(program, pl) + '\n' + std::to_string(o);
   };
   std::set<std::string> have;
   for (size_t k = 0; k < p.placements.size(); ++k)
@@ -248,6 +241,8 @@ void check_partial_addends(const Plan& p, const std::string& file, DiagList& out
     }
   }
 }
+
+}  // namespace
 
 void validate_plan(const Plan& p, const Spec* spec, const std::string& file, DiagList& out,
                    std::map<std::string, TypeMap>* types_out, size_t threads, TypeMap* spec_types) {

@@ -6,7 +6,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <new>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -109,11 +108,6 @@ verify::Verdict load_and_verify(const std::vector<std::string>& files,
     v.kind = verify::VerdictKind::invalid;
     v.reason = e.what();
     v.diags.push_back(e.diag());
-  } catch (const std::bad_alloc&) {
-    v = verify::Verdict{};
-    v.solver = opt.solver;
-    v.kind = verify::VerdictKind::unknown;
-    v.reason = "ran out of memory while checking it at these sizes (nothing could be concluded); a plan with fixed tensor sizes (an MLIR module) is checked at its full size: try smaller tensors";
   }
   return v;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cfenv>
+#include <new>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -1538,6 +1539,14 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     v.kind = VerdictKind::invalid;
     v.reason = e.what();
     v.diags.push_back(e.diag());
+    return v;
+  } catch (const std::bad_alloc&) {
+    Verdict v;
+    v.kind = VerdictKind::unknown;
+    v.solver = opt.solver;
+    v.reason =
+        "ran out of memory while checking it at these sizes (nothing could be concluded); a plan with fixed "
+        "tensor sizes (an MLIR module) is checked at its full size: try smaller tensors";
     return v;
   }
 }
