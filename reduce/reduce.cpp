@@ -1,6 +1,8 @@
 #include "reduce/reduce.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <numeric>
 #include <optional>
@@ -10,6 +12,7 @@
 #include <variant>
 
 #include "ir/validate.h"
+#include "reduce/distinct_sizes.h"
 #include "reduce/walk.h"
 
 namespace parity::reduce {
@@ -176,7 +179,8 @@ std::map<std::string, std::string> loop_counts(const ir::Case& c) {
 // holds the coordinates kept, taking more coordinates of its runs (any number
 // of a run's interchangeable coordinates may stand for it): dims divisible by
 // the axis as given stay divisible by it reduced.
-std::vector<AxisMap> compress_axes(const ir::Plan& p, const Why& blocked, int64_t keep, Result& r, bool pad = false) {
+std::vector<AxisMap> compress_axes(const ir::Plan& p, const Why& blocked, int64_t keep, Result& r, bool pad = false,
+                                   const std::map<std::string, int64_t>& floors = {}) {
   std::vector<AxisMap> maps;
   for (size_t ai = 0; ai < p.mesh.axes.size(); ++ai) {
     const ir::MeshAxis& ax = p.mesh.axes[ai];
@@ -209,8 +213,11 @@ std::vector<AxisMap> compress_axes(const ir::Plan& p, const Why& blocked, int64_
     std::vector<int64_t> take;
     int64_t total = 0;
     for (const auto& [first, len] : runs) total += take.emplace_back(std::min(len, keep));
-    if (pad) {
-      int64_t target = total;
+    // Grown to a floor (to keep it apart from another axis, distinct_sizes.h):
+    // the smallest divisor of its size at or above it.
+    const auto fl = floors.find(ax.name);
+    if (pad || fl != floors.end()) {
+      int64_t target = fl != floors.end() ? std::max(total, fl->second) : total;
       while (ax.size % target != 0) ++target;
       for (size_t i = 0; i < runs.size() && total < target; ++i) {
         const int64_t more = std::min(runs[i].second - take[i], target - total);
@@ -292,7 +299,9 @@ bool has_coord(const ir::DimExpr& e) {
 // The smallest dims under which every division is exact and no dim or shard
 // extent falls below 2 (or below its original size, when that is smaller).
 std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bindings& orig_base,
-                                           const std::map<std::string, int64_t>& dims, const Why& frozen) {
+                                           const std::map<std::string, int64_t>& dims, const Why& frozen,
+                                           const std::map<std::string, int64_t>& floors,
+                                           const std::vector<std::pair<std::string, std::string>>& ties) {
   std::map<std::string, ir::DimExpr> divs;
   Seen seen;
   for_each_expr(reduced, [&](const ir::DimExpr& e, const Where&) {
@@ -333,19 +342,46 @@ std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bi
       b[num.name()] = x / std::gcd(x, den) * den;
     }
   if (!ok()) return dims;  // the reduced mesh does not divide the dims
+  // Tied dims (distinct_sizes.h) are lowered together; a class with a kept
+  // member is kept.
+  std::map<std::string, std::string> root;
+  for (const auto& [k, orig] : dims) root[k] = k;
+  std::function<std::string(const std::string&)> find = [&](const std::string& x) {
+    return root[x] == x ? x : root[x] = find(root[x]);
+  };
+  for (const auto& [x, y] : ties)
+    if (dims.count(x) && dims.count(y) && dims.at(x) == dims.at(y)) root[find(x)] = find(y);
+  std::map<std::string, std::pair<int64_t, std::vector<std::string>>> classes;
+  for (const auto& [k, orig] : dims) {
+    auto& cl = classes[find(k)];
+    cl.first = orig;
+    cl.second.push_back(k);
+  }
   bool changed = true;
   while (changed) {
     changed = false;
-    for (const auto& [k, orig] : dims) {
-      if (frozen.count(k)) continue;
-      int64_t cur = b[k], lo = std::min<int64_t>(2, orig);
+    for (const auto& [name, cl] : classes) {
+      const auto& [orig, members] = cl;
+      bool kept = false;
+      int64_t cur = b[members[0]];
+      for (const auto& k : members) {
+        kept |= frozen.count(k) > 0;
+        cur = std::min(cur, b[k]);
+      }
+      if (kept) continue;
+      std::map<std::string, int64_t> before;
+      for (const auto& k : members) before[k] = b[k];
+      // A floor set by the caller: a smaller value made sizes coincide.
+      int64_t lo = std::min<int64_t>(2, orig);
+      for (const auto& k : members)
+        if (auto f = floors.find(k); f != floors.end()) lo = std::max(lo, f->second);
       for (int64_t cand = lo; cand < cur; ++cand) {
-        b[k] = cand;
+        for (const auto& k : members) b[k] = cand;
         if (ok()) {
           changed = true;
           break;
         }
-        b[k] = cur;
+        for (const auto& [k, v] : before) b[k] = v;
       }
     }
   }
@@ -788,6 +824,54 @@ void index_literal_pins(const std::vector<IndexLit>& lits, const ir::Bindings& o
   }
 }
 
+// An index term that would coincide with a size that differs from it as
+// given keeps a size that tells them apart: the dims of one and not the
+// other, else the smallest such axis, else every reduced size of both.
+// Returns true when it raised a floor (a dim of one term and not the other,
+// the index term's first; else an axis), else pins every reduced size of both.
+bool coincidence_pins(const SizeTerms& sizes, const ir::Bindings& now,
+                      const std::map<std::string, std::pair<int64_t, int64_t>>& changed, const ir::Mesh& mesh,
+                      std::map<std::string, int64_t>& floors, Why& floor_why, Why& pins) {
+  std::optional<Coincidence> co;
+  if (count_coincidences(sizes, now, &co) == 0 || !co || !co->other) return false;
+  if (std::getenv("PARITY_REDUCE_TRACE")) std::fprintf(stderr, "  coincide: %s\n", co->str().c_str());
+  std::set<std::string> a, b, diff;
+  co->index->expr.symbols(a);
+  co->other->expr.symbols(b);
+  for (const auto& x : a)
+    if (!b.count(x)) diff.insert(x);
+  for (const auto& x : b)
+    if (!a.count(x)) diff.insert(x);
+  for (const auto* side : {&a, &b})
+    for (const auto& x : *side)
+      if (diff.count(x) && changed.count(x) && !mesh.axis_index(x) && now.at(x) + 1 < changed.at(x).first) {
+        floors[x] = now.at(x) + 1;
+        floor_why[x] = "at " + x + " = " + std::to_string(now.at(x)) + ", " + co->str() + "; an index reading one for the other would pass";
+        return true;
+      }
+  // Else the reduced axis of the two with the larger size grows (dp 64 -> 4
+  // beside tp 8 -> 2).
+  std::string axis;
+  for (const auto& x : diff)
+    if (changed.count(x) && mesh.axis_index(x) && now.at(x) + 1 <= changed.at(x).first &&
+        (axis.empty() || changed.at(x).first > changed.at(axis).first))
+      axis = x;
+  if (!axis.empty()) {
+    floors[axis] = now.at(axis) + 1;
+    floor_why[axis] = "at " + axis + " = " + std::to_string(now.at(axis)) + ", " + co->str() + "; an index reading one for the other would pass";
+    return true;
+  }
+  std::vector<std::string> pick;
+  if (pick.empty()) {
+    a.insert(b.begin(), b.end());
+    for (const auto& x : a)
+      if (changed.count(x)) pick.push_back(x);
+  }
+  const std::string why = "reducing it would make " + co->str() + ", and an index reading one for the other would pass";
+  for (const auto& x : pick) pins.emplace(x, why);
+  return false;
+}
+
 Result reduce_case(const ir::Case& c, const Options& opt) {
   Result r;
   // Returned when nothing is reduced: the case as given (copied only then).
@@ -815,6 +899,10 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   for (const auto& a : c.plan.mesh.axes) orig_base[a.name] = a.size;
   const std::vector<IndexLit> index_lits = index_literals(c, orig_base);
   const std::vector<MeanCount> means = mean_counts(c);
+  const SizeTerms sizes = size_terms(c, orig_base);
+  std::map<std::string, int64_t> floors;  // dims raised to keep sizes apart
+  int floor_rounds = 0;
+  Why floor_why;  // the last coincidence that raised each floor
 
   // When the reduced instance does not validate: the sizes tried kept, one
   // at a time, and the first failure's message.
@@ -824,14 +912,14 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   std::string first_failure;
   bool pad_axes = false;  // after a failure: reduced axes grown to divide their sizes
   bool all_kept = false;  // after every single size failed: all of them kept at once
-  // Rounds: up to 8 for pins, one to grow axes, one per size kept in a
+  // Rounds: up to 24 for pins, one to grow axes, one per size kept in a
   // retry, one with all of them.
-  for (int round = 0; round < 10 + static_cast<int>(retry.size()); ++round) {
+  for (int round = 0; round < 26 + static_cast<int>(retry.size()); ++round) {
     Result t;
     t.reduced = c;
-    t.axes = compress_axes(c.plan, blocked, opt.keep, t, pad_axes);
+    t.axes = compress_axes(c.plan, blocked, opt.keep, t, pad_axes, floors);
     apply_axes(t.reduced.plan, t.axes);
-    std::map<std::string, int64_t> nd = shrink_dims(t.reduced, orig_base, dims, frozen);
+    std::map<std::string, int64_t> nd = shrink_dims(t.reduced, orig_base, dims, frozen, floors, sizes.ties);
     std::map<std::string, std::pair<int64_t, int64_t>> changed;
     for (const auto& m : t.axes)
       if (m.to != m.from) changed[m.axis] = {m.from, m.to};
@@ -849,6 +937,17 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       for (const auto& a : t.reduced.plan.mesh.axes) nb[a.name] = a.size;
       for (const auto& [k, v] : nd) nb[k] = v;
       index_literal_pins(index_lits, orig_base, nb, pins);
+      if (floor_rounds < 64 && coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, pins)) {
+        ++floor_rounds;
+        if (std::getenv("PARITY_REDUCE_TRACE")) {
+          std::string line = "floor round:";
+          for (const auto& [k, v] : changed) line += " " + k + "=" + std::to_string(v.second);
+          for (const auto& [k, v] : floors) line += " floor " + k + ">=" + std::to_string(v);
+          std::fprintf(stderr, "%s\n", line.c_str());
+        }
+        --round;  // raising a floor is not one of the rounds for pins
+        continue;
+      }
       Seen seen;
       for_each_expr(t.reduced, [&](const ir::DimExpr& e, const Where& where) {
         if (!seen.insert(e.id()).second) return;
@@ -857,6 +956,12 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
         for (const auto& d : ds) {
           int64_t ov, nv;
           if (has_coord(d) || !d.try_eval(orig_base, ov) || !d.try_eval(nb, nv) || nv <= ov) continue;
+          // A dim of it lowered (and kept above its least value to keep
+          // sizes apart, distinct_sizes.h): not a kept dim.
+          std::set<std::string> num;
+          d.lhs().symbols(num);
+          if (std::any_of(num.begin(), num.end(), [&](const std::string& x) { return nd.count(x) && nd.at(x) < dims.at(x); }))
+            continue;
           std::set<std::string> den;
           d.rhs().symbols(den);
           for (const auto& a : den)
@@ -865,6 +970,13 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
                                   " to " + std::to_string(nv) + " while its dims are kept");
         }
       });
+    }
+    if (std::getenv("PARITY_REDUCE_TRACE")) {
+      std::string line = "round " + std::to_string(round) + ":";
+      for (const auto& [k, v] : changed) line += " " + k + "=" + std::to_string(v.second);
+      for (const auto& [k, v] : floors) line += " floor " + k + ">=" + std::to_string(v);
+      for (const auto& [k, v] : pins) line += "\n  pin " + k + ": " + v;
+      std::fprintf(stderr, "%s\n", line.c_str());
     }
     bool more = false;
     for (const auto& [s, why] : pins) {
@@ -885,6 +997,21 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       }
     for (const auto& [k, why] : frozen)
       if (dims.count(k) && dims.at(k) > 2 && !(opt.shape == false)) t.kept.push_back("dim " + k + " kept at " + std::to_string(dims.at(k)) + ": " + why);
+    for (const auto& [k, why] : floor_why) {
+      int64_t given = 0, now = 0;
+      if (auto m = std::find_if(t.axes.begin(), t.axes.end(), [&](const AxisMap& a) { return a.axis == k; });
+          m != t.axes.end()) {
+        given = m->from;
+        now = m->to;
+      } else if (dims.count(k)) {
+        given = dims.at(k);
+        now = nd.at(k);
+      }
+      if (given == 0) continue;
+      const std::string name = (dims.count(k) ? "dim " : "") + k;
+      t.kept.push_back(now == given ? name + " kept at " + std::to_string(given) + ": " + why
+                                    : name + " reduced to " + std::to_string(now) + " only: " + why);
+    }
     t.changed = !t.applied.empty();
     if (!t.changed) {
       r.kept = t.kept;

@@ -455,11 +455,12 @@ TEST(Reduce, AnAxisThatDividesNothingGrowsToADivisorOfItsSize) {
   EXPECT_EQ(ep->to, 8);
   EXPECT_NE(std::find(ep->orig_of.begin(), ep->orig_of.end(), 7), ep->orig_of.end());  // the odd rank is kept
   EXPECT_EQ(verify::verify_case(c, "t", verify::VerifyOptions{}).kind, verify::VerdictKind::mismatch);
-  // The correct plan still reduces to two ep coordinates.
+  // The correct plan reduces ep to 4, not 2: its token offsets read
+  // `$dp*ep+$ep`, and at ep = 2 = dp a plan reading `$dp*dp+$ep` would pass.
   reduce::Result ok = reduce::reduce_case(corpus::generate(g));
   for (const auto& m : ok.axes) {
     if (m.axis == "ep") {
-      EXPECT_EQ(m.to, 2);
+      EXPECT_EQ(m.to, 4);
     }
   }
 }

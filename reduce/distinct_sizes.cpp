@@ -1,0 +1,210 @@
+#include "reduce/distinct_sizes.h"
+
+#include <climits>
+#include <functional>
+#include <variant>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "reduce/walk.h"
+
+namespace parity::reduce {
+
+namespace {
+
+using K = ir::DimExpr::Kind;
+
+bool has_coord(const ir::DimExpr& e) {
+  std::set<std::string> s;
+  e.symbols(s);
+  for (const auto& x : s)
+    if (!x.empty() && x[0] == '$') return true;
+  return false;
+}
+
+bool binary(const ir::DimExpr& e) { return e.kind() != K::Const && e.kind() != K::Sym && e.kind() != K::Neg; }
+
+// Attributes whose value is an index or a count the op computes with, not a
+// shape (a shape is checked as given).
+bool index_attr(const std::string& a) {
+  return a == "offset" || a == "q_offset" || a == "k_offset" || a == "k" || a == "step" || a == "root";
+}
+
+// The text of `e` with every symbol written `_`, and its symbols in order.
+void skeleton(const ir::DimExpr& e, std::string& out, std::vector<std::string>& syms) {
+  switch (e.kind()) {
+    case K::Const: out += std::to_string(e.const_value()); return;
+    case K::Sym:
+      out += '_';
+      syms.push_back(e.name());
+      return;
+    case K::Neg:
+      out += "-(";
+      skeleton(e.lhs(), out, syms);
+      out += ')';
+      return;
+    default: break;
+  }
+  static const char* op[] = {"", "", "+", "-", "*", "/", "%", ""};
+  out += '(';
+  skeleton(e.lhs(), out, syms);
+  out += op[static_cast<int>(e.kind())];
+  skeleton(e.rhs(), out, syms);
+  out += ')';
+}
+
+// Whether `b` is `a` with one symbol renamed everywhere it occurs; `renamed`
+// gets the two names.
+bool one_renaming(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                  std::pair<std::string, std::string>* renamed = nullptr) {
+  const std::string *from = nullptr, *to = nullptr;
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (a[k] == b[k]) continue;
+    if (!from) {
+      from = &a[k];
+      to = &b[k];
+    } else if (a[k] != *from || b[k] != *to) {
+      return false;
+    }
+  }
+  if (!from) return false;
+  for (size_t k = 0; k < a.size(); ++k)
+    if (a[k] == *from && b[k] != *to) return false;  // renamed in some places only
+  if (renamed) *renamed = {*from, *to};
+  return true;
+}
+
+struct Collector {
+  const ir::Bindings& given;
+  std::map<std::string, SizeTerms::Term> terms;
+  std::unordered_set<const void*> seen_all, seen_index;
+
+  void add(const ir::DimExpr& e, bool index) {
+    if (e.kind() == K::Const) return;
+    auto [it, fresh] = terms.try_emplace(e.str());
+    if (fresh) {
+      it->second.expr = e;
+      if (!e.try_eval(given, it->second.given)) {
+        terms.erase(it);
+        return;
+      }
+    }
+    it->second.index |= index;
+  }
+  // Every coordinate-free subterm, as a term of the case.
+  void all(const ir::DimExpr& e) {
+    if (!seen_all.insert(e.id()).second) return;
+    if (!has_coord(e)) add(e, false);
+    if (e.kind() == K::Neg) all(e.lhs());
+    if (binary(e)) {
+      all(e.lhs());
+      all(e.rhs());
+    }
+  }
+  // The largest coordinate-free subterms of an index: what it is computed
+  // from. An index that is one size alone gets `near`, the sizes it sits with.
+  void index(const ir::DimExpr& e, const std::function<void(std::set<std::string>&)>& near) {
+    if (e.kind() == K::Sym && e.name()[0] != '$') {
+      add(e, true);
+      if (auto it = terms.find(e.name()); it != terms.end()) near(it->second.near);
+      return;
+    }
+    if (!seen_index.insert(e.id()).second) return;
+    if (!has_coord(e)) return add(e, true);
+    if (e.kind() == K::Neg) index(e.lhs(), near);
+    if (binary(e)) {
+      index(e.lhs(), near);
+      index(e.rhs(), near);
+    }
+  }
+};
+
+}  // namespace
+
+SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given) {
+  std::set<std::string> dims, axes;
+  for (const auto& a : c.plan.mesh.axes) axes.insert(a.name);
+  for (const auto& [k, v] : c.plan.dims) dims.insert(k);
+  if (c.spec)
+    for (const auto& [k, v] : c.spec->dims) dims.insert(k);
+  Collector col{given, {}, {}, {}};
+  for (const auto& [k, v] : given)
+    if (!k.empty() && k[0] != '$') col.add(ir::DimExpr::sym(k), false);
+  for_each_expr(c, [&](const ir::DimExpr& e, const Where& w) {
+    col.all(e);
+    if (w.type || w.placement) return;  // shapes; placements below
+    if ((w.attr && index_attr(*w.attr)) || has_coord(e))
+      col.index(e, [&](std::set<std::string>& near) {
+        for (const auto& [k, a] : w.op->attrs) {
+          if (auto* x = std::get_if<ir::DimExpr>(&a)) x->symbols(near);
+          if (auto* d = std::get_if<ir::Dims>(&a))
+            for (const auto& x : *d) x.symbols(near);
+        }
+      });
+  });
+  for (const auto& pl : c.plan.placements)
+    for (const auto& r : pl.region)
+      col.index(r.offset, [&](std::set<std::string>& near) {
+        for (const auto& q : pl.region) {
+          q.offset.symbols(near);
+          q.size.symbols(near);
+        }
+      });
+  SizeTerms out;
+  for (auto& [s, t] : col.terms) out.terms.push_back(std::move(t));
+  // Terms grouped by their text with symbols blanked; within a group, an
+  // index term and a term whose symbols differ from its by one renaming.
+  std::map<std::string, std::vector<size_t>> groups;
+  std::vector<std::vector<std::string>> leaves(out.terms.size());
+  for (size_t i = 0; i < out.terms.size(); ++i) {
+    std::string skel;
+    skeleton(out.terms[i].expr, skel, leaves[i]);
+    groups[skel].push_back(i);
+  }
+  for (const auto& [skel, members] : groups)
+    for (size_t i : members) {
+      if (!out.terms[i].index) continue;
+      for (size_t j : members) {
+        std::pair<std::string, std::string> renamed;
+        if (j == i || !one_renaming(leaves[i], leaves[j], &renamed)) continue;
+        // A size alone is read for one it sits with in its op, not for any,
+        // and of its kind (an axis for an axis: `$dp*dp+$ep` for `$dp*ep+$ep`).
+        if (out.terms[i].expr.kind() == K::Sym &&
+            (!out.terms[i].near.count(renamed.second) || axes.count(renamed.first) != axes.count(renamed.second)))
+          continue;
+        if (out.terms[i].given != out.terms[j].given)
+          out.pairs.emplace_back(i, j);
+        else if (dims.count(renamed.first) && dims.count(renamed.second))
+          out.ties.push_back(renamed);
+      }
+    }
+  return out;
+}
+
+std::string Coincidence::str() const {
+  return index->expr.str() + " and " + other->expr.str() + " (" + std::to_string(index->given) + " and " +
+         std::to_string(other->given) + " as given) would both be " + std::to_string(value);
+}
+
+size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b, std::optional<Coincidence>* first) {
+  std::vector<std::optional<int64_t>> val(t.terms.size());
+  auto value = [&](size_t i) -> std::optional<int64_t> {
+    if (!val[i]) {
+      int64_t v;
+      val[i] = t.terms[i].expr.try_eval(b, v) ? std::optional<int64_t>(v) : std::optional<int64_t>(INT64_MIN);
+    }
+    return *val[i] == INT64_MIN ? std::nullopt : val[i];
+  };
+  size_t n = 0;
+  for (const auto& [i, j] : t.pairs) {
+    auto a = value(i), c = value(j);
+    if (!a || !c || *a != *c) continue;
+    if (first && !*first) *first = Coincidence{&t.terms[i], &t.terms[j], *a};
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace parity::reduce

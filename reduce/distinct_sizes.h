@@ -1,0 +1,61 @@
+// Sizes that differ as given must differ in the reduced instance where a plan
+// can read one for the other: an offset `$tp*(H/tp)` written for `$tp*(V/tp)`
+// is right once H and V both shrink to 4 (docs/soundness.md, "Sizes that
+// coincide after the reduction").
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/plan.h"
+
+namespace parity::reduce {
+
+// The size terms of a case: `index` are those a value is computed from (the
+// coefficients and constant parts of offsets and coordinate expressions:
+// `V/tp` in `$tp*(V/tp)`); `all` are every coordinate-free term of every
+// expression (shapes, placements, attributes; `index` included) and every
+// dim and axis symbol. A shape is checked as given, so a wrong size in a
+// shape is INVALID whatever the reduction does; an index is not.
+//
+// Only an index term and a term that differs from it by one symbol renamed
+// (`H/tp` and `V/tp`, `B/dp/tp` and `B/dp/M`, `dp` and `tp`) and by value as
+// given are a pair to keep apart: that is the slip a plan makes (a wrong
+// size in one place), and the value it was meant to have is the extent of a
+// shard somewhere in the case. Keeping every pair of differing sizes apart
+// would need as many distinct reduced values as there are sizes. An index
+// that is one size alone (`offset: DN`) pairs only with the sizes of its own
+// op (`size: DR`); pairing it with every size would keep every size of the
+// case apart from it (docs/soundness.md says what is left uncovered).
+struct SizeTerms {
+  struct Term {
+    ir::DimExpr expr;
+    int64_t given = 0;
+    bool index = false;
+    std::set<std::string> near;  // an index that is one size alone: the sizes of its ops
+  };
+  std::vector<Term> terms;  // distinct texts; those that do not evaluate as given are left out
+  std::vector<std::pair<size_t, size_t>> pairs;  // (index term, its variant), differing as given
+  // Dims renamed between an index term and a variant equal to it as given
+  // (`S/tp` and `V/tp` with S = V = 32): lowered together, so that a plan
+  // reading one for the other is as right reduced as it is given.
+  std::vector<std::pair<std::string, std::string>> ties;
+};
+
+SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given);
+
+// A pair whose two terms have one value under `b`.
+struct Coincidence {
+  const SizeTerms::Term* index = nullptr;
+  const SizeTerms::Term* other = nullptr;
+  int64_t value = 0;  // both, under `b`
+  std::string str() const;
+};
+
+// How many pairs coincide under `b` (a term that does not evaluate under `b`
+// coincides with nothing); `first` gets one of them.
+size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b, std::optional<Coincidence>* first = nullptr);
+
+}  // namespace parity::reduce
