@@ -14,6 +14,13 @@ Each mutant runs through `parity verify` (with a time limit) and
   CRASH      verify exited with a code other than 0-3
   SLOW       verify took over 60 s
 
+--reduced verifies `parity reduce`'s instance of each mutant with
+`--no-reduce` instead of the mutant itself: the reduction alone, without the
+run of the plan as given that guards small plans. --kinds limits the
+mutation kinds (`index` renames one size symbol of an attribute to another
+size of the case, `$tp*(V/tp)` -> `$tp*(H/tp)`; `symbol` does it in a shape
+or a placement region).
+
 Prints one line per mutant, then the table of (verify, run) exit-code pairs.
 Flagged mutants are kept under --keep. Exits 1 when anything is flagged.
 """
@@ -32,6 +39,8 @@ ap.add_argument("--n", type=int, default=100)
 ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--parity", default="build/tools/parity")
 ap.add_argument("--keep", default="mutants")
+ap.add_argument("--reduced", action="store_true")
+ap.add_argument("--kinds", default="")
 a = ap.parse_args()
 
 rng = random.Random(a.seed)
@@ -67,6 +76,23 @@ for i, l in enumerate(lines):
     if m:
         sites.append((i, "expr+1", l.replace(m.group(1), m.group(1) + "+1")))
         sites.append((i, "expr0", l.replace(m.group(1), "0")))
+# Size symbols of the case: its dims and mesh axes.
+symbols = sorted({m.group(1) for i, l in enumerate(lines) for m in [re.match(r'\s*name: "([A-Za-z_]\w*)"$', l)]
+                  if m and i + 1 < len(lines) and re.match(r'\s*(value|size): \d+$', lines[i + 1])})
+for i, l in enumerate(lines):
+    m = re.match(r'\s*(i|v): "(.*[A-Za-z].*)"$', l)
+    if not m:
+        continue
+    kind = "index" if m.group(1) == "i" else "symbol"  # an attribute, or a shape or region
+    text = m.group(2)
+    used = sorted(set(re.findall(r'(?<![$\w])([A-Za-z_]\w*)', text)) & set(symbols))
+    for x in used:
+        for y in symbols:
+            if y != x:
+                e = re.sub(r'(?<![$\w])%s(?!\w)' % re.escape(x), y, text)
+                sites.append((i, kind, l.replace(f'"{text}"', f'"{e}"')))
+if a.kinds:
+    sites = [s for s in sites if s[1] in a.kinds.split(",")]
 if not sites:
     sys.exit(f"{a.case}: nothing to mutate (a text case is needed)")
 
@@ -88,8 +114,17 @@ for t in range(a.n):
         f.write("\n".join(mutant))
     t0 = time.time()
     try:
-        v = subprocess.run([a.parity, "verify", path, "--time-limit", "60"], capture_output=True, text=True, timeout=150)
+        target, extra = path, []
+        if a.reduced:
+            target, extra = path + ".reduced.pb", ["--no-reduce"]
+            subprocess.run([a.parity, "reduce", path, "-o", target], capture_output=True, timeout=150)
+            if not os.path.exists(target):
+                target, extra = path, []
+        v = subprocess.run([a.parity, "verify", target, "--time-limit", "60"] + extra, capture_output=True, text=True,
+                           timeout=150)
         vrc, head = v.returncode, (v.stdout + v.stderr).split("\n")[0][:100]
+        if target != path:
+            os.remove(target)
     except subprocess.TimeoutExpired:
         vrc, head = "hang", ""
     dt = time.time() - t0
@@ -114,7 +149,8 @@ for t in range(a.n):
     if not flag:
         os.remove(path)
 
-print(f"\ncommand: scripts/mutation-sweep.py {a.case} --n {a.n} --seed {a.seed}")
+print(f"\ncommand: scripts/mutation-sweep.py {a.case} --n {a.n} --seed {a.seed}"
+      + (" --reduced" if a.reduced else "") + (f" --kinds {a.kinds}" if a.kinds else ""))
 print("| verify exit | run exit | mutants |")
 print("|---|---|---|")
 for (vrc, rrc), k in sorted(pairs.items(), key=str):

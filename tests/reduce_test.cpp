@@ -464,3 +464,40 @@ TEST(Reduce, AnAxisThatDividesNothingGrowsToADivisorOfItsSize) {
     }
   }
 }
+
+// Sizes that differ as given stay apart in the reduced instance where an
+// index reads them (reduce/distinct_sizes.h): the vocab offset of a
+// vocab-parallel embedding written with H for V is right once both shrink to
+// the same value, so the reduced instance alone must still show it. (Small
+// plans are also run as given after a reduced VERIFIED; this test checks the
+// reduced instance on its own, as for a plan too large for that run.)
+namespace {
+ir::Op* embedding_op(ir::Case& c) {
+  return find_op(c.plan, [](const ir::Op& op) { return op.kind == "embedding" && op.attr("offset"); });
+}
+verify::Verdict verify_reduced(const reduce::Result& r) {
+  verify::VerifyOptions o;
+  o.reduce = false;
+  return verify::verify_case(r.reduced, "r", o);
+}
+}  // namespace
+
+TEST(Reduce, AnOffsetReadingAnotherSizeStaysWrongReduced) {
+  auto o = opts("llama3-8b");
+  o.dp = 2;
+  o.tp = 2;
+  o.dims = {{"V", 16}, {"H", 8}};
+  ir::Case c = corpus::generate(o);
+  ir::Op* emb = embedding_op(c);
+  ASSERT_NE(emb, nullptr);
+  ASSERT_EQ(std::get<ir::DimExpr>(*emb->attr("offset")).str(), "$tp*(V/tp)");
+  reduce::Result ok = reduce::reduce_case(c);
+  ASSERT_TRUE(ok.changed);
+  EXPECT_EQ(verify_reduced(ok).kind, verify::VerdictKind::verified);
+  emb->attrs["offset"] = ir::DimExpr::parse("$tp*(H/tp)");
+  reduce::Result r = reduce::reduce_case(c);
+  ASSERT_TRUE(r.changed) << joined(r.kept);
+  const auto& d = r.reduced.spec->dims;
+  EXPECT_NE(d.at("H"), d.at("V")) << joined(r.applied);
+  EXPECT_EQ(verify_reduced(r).kind, verify::VerdictKind::mismatch) << joined(r.applied);
+}
