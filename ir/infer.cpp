@@ -4,6 +4,9 @@
 #include <set>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
+#include <variant>
+#include <algorithm>
 
 namespace parity::ir {
 
@@ -18,6 +21,32 @@ struct Checker {
   TypeMap all;  // every value of the program, for placements and messages
   std::map<std::string, int64_t> loop_vars;
   size_t errors = 0;
+  std::unordered_set<const void*> exact;  // coordinate-free divisions already found exact
+
+  // Every `/` and `%` of an integer attribute must evaluate (exact, nonzero
+  // divisor) on every rank: an offset such as `$tp*(V/H)` is read by no
+  // shape rule, and would otherwise fail only when a rank runs it.
+  void check_divisions(const ShapeCtx& ctx, const DimExpr& e) {
+    using K = DimExpr::Kind;
+    if (e.kind() == K::Const || e.kind() == K::Sym) return;
+    if (e.kind() == K::Neg) return check_divisions(ctx, e.lhs());
+    check_divisions(ctx, e.lhs());
+    check_divisions(ctx, e.rhs());
+    if (e.kind() != K::Div && e.kind() != K::Mod) return;
+    if (exact.count(e.id())) return;
+    std::set<std::string> syms;
+    e.symbols(syms);
+    const bool coords = std::any_of(syms.begin(), syms.end(), [](const std::string& x) { return !x.empty() && x[0] == '$'; });
+    ctx.for_each_coord(e, [&](const Bindings& at) {
+      int64_t v;
+      if (e.try_eval(at, v)) return;
+      std::string where;
+      for (const auto& [k, x] : at)
+        if (!k.empty() && k[0] == '$') where += " " + k + "=" + std::to_string(x);
+      ctx.fail("'" + e.str() + "' is not an exact division" + (where.empty() ? "" : " at" + where));
+    });
+    if (!coords) exact.insert(e.id());
+  }
 
   void report(const Op* op, const std::string& msg) {
     Diag d = where;
@@ -120,6 +149,8 @@ struct Checker {
     try {
       // Only a loop reads its operand types again (for its body).
       ShapeCtx ctx(op, def->regions == 1 ? in : std::move(in), b, mesh, loop_vars);
+      for (const auto& [name, a] : op.attrs)
+        if (const auto* e = std::get_if<DimExpr>(&a)) check_divisions(ctx, *e);
       res = def->rule(ctx);
     } catch (const InvalidInput& e) {
       report(&op, std::string("shape rule violated: ") + e.what());
