@@ -243,6 +243,21 @@ class ScopeFold {
   }
 
   bool placed(std::string_view w) const { return gl_.placed.count(w) > 0; }
+  // A value whose name carries no layer number is read under that same name
+  // by a layer and its images, so it must stand for no one layer: placed only
+  // on spec values without a layer number (a received activation `act.in`
+  // placed on `l6.out`, or a weight `w_shared` placed on `l1.w`, is layer 6's
+  // or layer 1's, and a dropped layer reading it is not its kept image).
+  bool neutral(std::string_view w) const {
+    if (!layer_tokens(w).empty()) return false;
+    if (auto it = gl_.placed.find(w); it != gl_.placed.end())
+      for (const ir::Placement* p : it->second)
+        if (!layer_tokens(p->spec_value).empty()) return false;
+    return true;
+  }
+  // A placed value a layer may read: of a layer (its name shifts with the
+  // layer's image), or neutral.
+  bool placed_read(std::string_view w) const { return placed(w) && (!layer_tokens(w).empty() || neutral(w)); }
 
   std::optional<int64_t> block(const ir::Op* op) const {
     auto it = gl_.block_of.find(op);
@@ -277,7 +292,7 @@ class ScopeFold {
   // Values computed from inputs and placed values only, through no op of a
   // layer and no communication: the same values for every layer that reads them.
   bool layer_free(std::string_view w, int depth = 0) {
-    if (placed(w)) return true;
+    if (placed(w)) return neutral(w);
     if (auto it = free_.find(w); it != free_.end()) return it->second;
     if (depth > 4096) return false;
     auto it = def_.find(w);
@@ -285,7 +300,7 @@ class ScopeFold {
     const Def& d = it->second;
     bool r = false;
     if (d.kind == Def::input) {
-      r = true;
+      r = neutral(w);
     } else if (d.kind == Def::result && !block(d.op) && !communicates(*d.op)) {
       r = true;
       for (const auto& o : d.op->operands)
@@ -304,11 +319,13 @@ class ScopeFold {
     const Def& d = it->second;
     switch (d.kind) {
       case Def::input:
-        return;
+        if (!layer_tokens(w).empty() || neutral(w)) return;
+        break;
       case Def::result:
         // A value computed without layers is the same value for the image
-        // only if its name carries no layer number (the image reads the same name).
-        if (block(d.op) == l || placed(w) || (layer_tokens(w).empty() && layer_free(w))) return;
+        // only if its name carries no layer number (the image reads the same
+        // name) and it comes from no one layer's values.
+        if (block(d.op) == l || placed_read(w) || (layer_tokens(w).empty() && layer_free(w))) return;
         break;
       case Def::body_input:
       case Def::loop_result:
@@ -316,13 +333,13 @@ class ScopeFold {
           check_slot_image(*d.op, d.index, l);
           return;
         }
-        if (placed(w)) return;
+        if (placed_read(w)) return;
         break;
     }
     throw Refused{gl_.scope + ": `" + op.label() + "` of layer " + std::to_string(l) + " reads '" +
                   w +
-                  "', which is not of its layer, not placed, not an input and not computed without "
-                  "any layer's values"};
+                  "', which is not of its layer and not computed without any one layer's values "
+                  "(inputs and placed values without a layer number, on spec values without one)"};
   }
 
   // The representative layer carries the image of the slot in the same loop.

@@ -113,7 +113,7 @@ TEST(LayerFold, ACrossLayerReadOfAnUnplacedValueIsNotFolded) {
       pl.end());
   Folded f = fold_of(c);
   EXPECT_FALSE(f.fold.folded);
-  EXPECT_NE(f.fold.summary.find("not placed"), std::string::npos) << f.fold.summary;
+  EXPECT_NE(f.fold.summary.find("is not of its layer"), std::string::npos) << f.fold.summary;
   auto v = verify::verify_case(c, "t", {});
   EXPECT_EQ(v.kind, verify::VerdictKind::verified);
   EXPECT_TRUE(std::any_of(v.kept.begin(), v.kept.end(),
