@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ir/op_registry.h"
 #include "reduce/walk.h"
 
 namespace parity::reduce {
@@ -26,10 +27,16 @@ bool has_coord(const ir::DimExpr& e) {
 
 bool binary(const ir::DimExpr& e) { return e.kind() != K::Const && e.kind() != K::Sym && e.kind() != K::Neg; }
 
-// Attributes whose value is an index or a count the op computes with, not a
-// shape (a shape is checked as given).
-bool index_attr(const std::string& a) {
-  return a == "offset" || a == "q_offset" || a == "k_offset" || a == "k" || a == "step" || a == "root";
+// Attributes whose value is an index, a count or a number the op computes
+// with, not a shape (a shape is checked as given): offsets, and float
+// attributes written as sizes (`factor: tp` for a mean over tp).
+bool index_attr(const ir::Op& op, const std::string& a) {
+  if (a == "offset" || a == "q_offset" || a == "k_offset" || a == "k" || a == "step" || a == "root") return true;
+  const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
+  if (def)
+    for (const auto& s : def->attrs)
+      if (s.name == a) return s.kind == ir::AttrKind::Float;
+  return false;
 }
 
 // The text of `e` with every symbol written `_`, and its symbols in order.
@@ -135,7 +142,7 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given) {
   for_each_expr(c, [&](const ir::DimExpr& e, const Where& w) {
     col.all(e);
     if (w.type || w.placement) return;  // shapes; placements below
-    if ((w.attr && index_attr(*w.attr)) || has_coord(e))
+    if ((w.attr && w.op && index_attr(*w.op, *w.attr)) || has_coord(e))
       col.index(e, [&](std::set<std::string>& near) {
         for (const auto& [k, a] : w.op->attrs) {
           if (auto* x = std::get_if<ir::DimExpr>(&a)) x->symbols(near);
@@ -169,10 +176,13 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given) {
       for (size_t j : members) {
         std::pair<std::string, std::string> renamed;
         if (j == i || !one_renaming(leaves[i], leaves[j], &renamed)) continue;
-        // A size alone is read for one it sits with in its op, not for any,
-        // and of its kind (an axis for an axis: `$dp*dp+$ep` for `$dp*ep+$ep`).
-        if (out.terms[i].expr.kind() == K::Sym &&
-            (!out.terms[i].near.count(renamed.second) || axes.count(renamed.first) != axes.count(renamed.second)))
+        // A size alone is read for one of its kind (an axis for an axis:
+        // `$dp*dp+$ep` for `$dp*ep+$ep`); a dim alone for one it sits with in its op.
+        // An axis alone pairs with every other axis (`factor: tp` for a
+        // mean over dp): there are few, and reading one for another is the
+        // slip.
+        if (out.terms[i].expr.kind() == K::Sym && axes.count(renamed.first) != axes.count(renamed.second)) continue;
+        if (out.terms[i].expr.kind() == K::Sym && !axes.count(renamed.first) && !out.terms[i].near.count(renamed.second))
           continue;
         if (out.terms[i].given != out.terms[j].given)
           out.pairs.emplace_back(i, j);

@@ -26,9 +26,10 @@ namespace parity::reduce {
 // size in one place), and the value it was meant to have is the extent of a
 // shard somewhere in the case. Keeping every pair of differing sizes apart
 // would need as many distinct reduced values as there are sizes. An index
-// that is one size alone (`offset: DN`) pairs only with the sizes of its own
-// op (`size: DR`); pairing it with every size would keep every size of the
-// case apart from it (docs/soundness.md says what is left uncovered).
+// that is one dim alone (`offset: DN`) pairs only with the dims of its own op
+// (`size: DR`); pairing it with every size would keep every size of the case
+// apart from it (docs/soundness.md says what is left uncovered). One axis
+// alone (`factor: tp`) pairs with every other axis.
 struct SizeTerms {
   struct Term {
     ir::DimExpr expr;

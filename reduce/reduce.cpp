@@ -11,6 +11,7 @@
 #include <unordered_set>
 #include <variant>
 
+#include "ir/op_registry.h"
 #include "ir/validate.h"
 #include "reduce/distinct_sizes.h"
 #include "reduce/walk.h"
@@ -25,6 +26,19 @@ namespace {
 using Seen = std::unordered_set<const void*>;
 
 using Why = std::map<std::string, std::string>;  // symbol -> why it is kept
+
+// A float attribute's literal, also when written as an integer (`factor
+// i: "2"` reads as 2.0 wherever `f: 2` would).
+std::optional<double> float_literal(const ir::Op& op, const std::string& key, const ir::Attr& a) {
+  if (const auto* x = std::get_if<double>(&a)) return *x;
+  const auto* e = std::get_if<ir::DimExpr>(&a);
+  if (!e || !e->is_const()) return std::nullopt;
+  const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
+  if (!def) return std::nullopt;
+  for (const auto& s : def->attrs)
+    if (s.name == key && s.kind == ir::AttrKind::Float) return static_cast<double>(e->const_value());
+  return std::nullopt;
+}
 
 void walk_ops(const ir::Graph& g, const std::function<void(const ir::Op&)>& f) {
   for (const auto& op : g.ops) {
@@ -48,8 +62,9 @@ void axis_blockers(const ir::Case& c, Why& why) {
       if (const ir::Attr* a = op.attr("peer"); a && std::holds_alternative<ir::Coords>(*a))
         for (const auto& [axis, e] : std::get<ir::Coords>(*a))
           if (!why.count(axis)) why.emplace(axis, "send/recv peers move along it (" + prog.name + " op " + op.label() + ")");
-      if (const ir::Attr* a = op.attr("groups"); a && std::holds_alternative<ir::Groups>(*a))
-        for (const auto& g : std::get<ir::Groups>(*a)) {
+      if (const ir::Attr* a = op.attr("groups"); a && std::holds_alternative<ir::Groups>(*a)) {
+        const ir::Groups& gs = std::get<ir::Groups>(*a);
+        for (const auto& g : gs) {
           if (g.empty()) continue;
           ir::Coord c0 = p.mesh.coord_of(g[0]);
           for (int64_t r : g) {
@@ -60,6 +75,32 @@ void axis_blockers(const ir::Case& c, Why& why) {
                             "explicit groups vary along it (" + prog.name + " op " + op.label() + ")");
           }
         }
+        // Groups within one coordinate of an axis must be the same groups,
+        // members in the same order, at every coordinate of it: the reduced
+        // axis keeps some coordinates' groups only (a group listed in
+        // another order at dp=5 gathers its shards swapped there).
+        for (size_t k = 0; k < p.mesh.axes.size(); ++k) {
+          const std::string& axis = p.mesh.axes[k].name;
+          if (why.count(axis)) continue;
+          std::map<std::vector<int64_t>, std::set<int64_t>> at;  // members with coordinate k at 0 -> coordinates
+          bool uniform = true;
+          for (const auto& g : gs) {
+            if (g.empty()) continue;
+            std::vector<int64_t> pattern;
+            const int64_t v = p.mesh.coord_of(g[0])[k];
+            for (int64_t r : g) {
+              ir::Coord cr = p.mesh.coord_of(r);
+              cr[k] = 0;
+              pattern.push_back(p.mesh.rank_of(cr));
+            }
+            uniform &= at[pattern].insert(v).second;
+          }
+          for (const auto& [pattern, vs] : at) uniform &= static_cast<int64_t>(vs.size()) == p.mesh.axes[k].size;
+          if (!uniform)
+            why.emplace(axis, "explicit groups differ from one of its coordinates to another (" + prog.name + " op " +
+                                  op.label() + ")");
+        }
+      }
     });
   std::vector<std::pair<std::string, std::string>> coords;  // (axis, $axis)
   for (const auto& a : p.mesh.axes) coords.push_back({a.name, "$" + a.name});
@@ -105,12 +146,42 @@ void loop_blockers(const ir::Case& c, Why& frozen) {
   for (const auto& [var, count] : loops) count.symbols(counts["$" + var]);
   if (counts.empty()) return;
   Seen seen;
+  std::set<std::string> used;
   for_each_expr(c, [&](const ir::DimExpr& e, const Where& where) {
     if (e.is_const() || !seen.insert(e.id()).second) return;
     for (const auto& [var, syms] : counts) {
       if (degree_in(e, var) <= 1) continue;
       for (const auto& s : syms)
         frozen.emplace(s, "loop index " + var + " enters " + where.str() + " non-affinely: " + e.str());
+    }
+    // As for a mesh coordinate (axis_blockers): an index stepped by literals
+    // alone (`$mb*2` for rows `$mb*(B/dp/M)`) keeps its step when the count
+    // and the sizes shrink, so the smaller loop is not the same plan.
+    used.clear();
+    e.symbols(used);
+    if (std::any_of(used.begin(), used.end(), [](const std::string& x) { return x.empty() || x[0] != '$'; })) return;
+    if (where.attr && *where.attr == "tag") return;  // an identifier, not a position
+    for (const auto& [var, syms] : counts) {
+      if (!used.count(var) || e.kind() == ir::DimExpr::Kind::Sym) continue;
+      // Its step: an affine index moved by 1 or not at all (`$mb+1000`) is
+      // the same at any count.
+      ir::Bindings at0, at1;
+      for (const auto& x : used) at0[x] = at1[x] = 0;
+      at1[var] = 1;
+      int64_t v0 = 0, v1 = 0;
+      if (e.try_eval(at0, v0) && e.try_eval(at1, v1) && std::abs(v1 - v0) <= 1) continue;
+      // The count and the sizes the op reads with it (`size: B/dp/M`).
+      std::set<std::string> keep = syms;
+      if (where.op)
+        for (const auto& [k, a] : where.op->attrs) {
+          if (const auto* x = std::get_if<ir::DimExpr>(&a)) x->symbols(keep);
+          if (const auto* d = std::get_if<ir::Dims>(&a))
+            for (const auto& x : *d) x.symbols(keep);
+        }
+      for (const auto& s : keep)
+        if (!s.empty() && s[0] != '$' && !c.plan.mesh.axis_index(s))
+          frozen.emplace(s, "loop index " + var + " enters " + where.str() + " with literals only: " + e.str() +
+                                " does not scale with the sizes");
     }
   });
 }
@@ -409,31 +480,38 @@ struct MeanCount {
   std::string where;
 };
 
-std::vector<MeanCount> mean_counts(const ir::Case& c) {
+// The element counts of the means of the spec and of every program (a plan
+// may take its own mean and rescale it by a literal count).
+std::vector<MeanCount> mean_counts(const ir::Case& c, const ir::Bindings& base) {
   std::vector<MeanCount> out;
   if (!c.spec) return out;
-  std::optional<ir::TypeMap> types;
-  walk_ops(c.spec->graph, [&](const ir::Op& op) {
-    if (op.kind != "reduce_mean" || op.operands.empty()) return;
-    if (!types) {
-      ir::DiagList ignored;
-      types = ir::check_graph(c.spec->graph, c.spec->dims, nullptr, ir::Diag{}, ignored);
-    }
-    auto t = types->find(op.operands[0]);
-    const ir::Attr* a = op.attr("dims");
-    if (t == types->end() || !a || !std::holds_alternative<ir::Dims>(*a)) return;
-    const auto rank = static_cast<int64_t>(t->second.shape.size());
-    std::optional<ir::DimExpr> n;
-    for (const auto& d : std::get<ir::Dims>(*a)) {
-      if (!d.is_const()) return;
-      int64_t k = d.const_value();
-      if (k < 0) k += rank;
-      if (k < 0 || k >= rank) return;
-      const ir::DimExpr& x = t->second.shape[static_cast<size_t>(k)];
-      n = n ? *n * x : x;
-    }
-    if (n && !n->is_const()) out.push_back({*n, "spec op " + op.label()});
-  });
+  auto scan = [&](const ir::Graph& g, const std::string& scope, const ir::Mesh* mesh) {
+    std::optional<ir::TypeMap> types;  // inferred only for a graph with a mean
+    walk_ops(g, [&](const ir::Op& op) {
+      if (op.kind != "reduce_mean" || op.operands.empty()) return;
+      if (!types) {
+        ir::DiagList ignored;
+        types = mesh ? ir::check_graph(g, base, mesh, ir::Diag{}, ignored)
+                     : ir::check_graph(g, c.spec->dims, nullptr, ir::Diag{}, ignored);
+      }
+      auto t = types->find(op.operands[0]);
+      const ir::Attr* a = op.attr("dims");
+      if (t == types->end() || !a || !std::holds_alternative<ir::Dims>(*a)) return;
+      const auto rank = static_cast<int64_t>(t->second.shape.size());
+      std::optional<ir::DimExpr> n;
+      for (const auto& d : std::get<ir::Dims>(*a)) {
+        if (!d.is_const()) return;
+        int64_t k = d.const_value();
+        if (k < 0) k += rank;
+        if (k < 0 || k >= rank) return;
+        const ir::DimExpr& x = t->second.shape[static_cast<size_t>(k)];
+        n = n ? *n * x : x;
+      }
+      if (n && !n->is_const()) out.push_back({*n, scope + " op " + op.label()});
+    });
+  };
+  scan(c.spec->graph, "spec", nullptr);
+  for (const auto& prog : c.plan.programs) scan(prog.graph, "program " + prog.name, &c.plan.mesh);
   return out;
 }
 
@@ -472,7 +550,7 @@ Why literal_pins(const ir::Case& c,
                     static_cast<double>(xv.second * yr)});
     }
   }
-  // The counts of the spec's means that the reduction changes.
+  // The counts of the means (spec and plan) that the reduction changes.
   ir::Bindings orig_b(all.begin(), all.end()), now_b = orig_b;
   for (const auto& [k, v] : changed) now_b[k] = v.second;
   for (const auto& m : means) {
@@ -484,7 +562,7 @@ Why literal_pins(const ir::Case& c,
     for (const auto& s : syms)
       if (!s.empty() && s[0] != '$') names.push_back(s);
     qs.push_back({m.count.str() + "=" + std::to_string(before) + " (the count of " + m.where + ")",
-                  static_cast<double>(before), names, true, true, static_cast<double>(after)});
+                  static_cast<double>(before), names, true, m.where.rfind("spec", 0) == 0, static_cast<double>(after)});
   }
   Why pins;
   auto pin = [&](const Q& q, const std::string& lit, const std::string& form, const std::string& where) {
@@ -521,6 +599,8 @@ Why literal_pins(const ir::Case& c,
       if (std::holds_alternative<std::string>(a) &&
           std::get<std::string>(a) != std::get<std::string>(*b))
         return nullptr;
+      if (std::holds_alternative<ir::DimExpr>(a) && std::get<ir::DimExpr>(a).str() != std::get<ir::DimExpr>(*b).str())
+        return nullptr;
     }
     return &s;
   };
@@ -542,12 +622,12 @@ Why literal_pins(const ir::Case& c,
       const ir::Op* m = mirror_of(op);
       if (m) copied.insert(m);
       for (const auto& [k, a] : op.attrs)
-        if (auto* x = std::get_if<double>(&a)) lits.push_back(Lit{*x, &prog.name, &op, m, &k});
+        if (auto x = float_literal(op, k, a)) lits.push_back(Lit{*x, &prog.name, &op, m, &k});
     });
   walk_ops(c.spec->graph, [&](const ir::Op& op) {
     const ir::Op* m = copied.count(&op) ? &op : nullptr;
     for (const auto& [k, a] : op.attrs)
-      if (auto* x = std::get_if<double>(&a)) lits.push_back(Lit{*x, nullptr, &op, m, &k});
+      if (auto x = float_literal(op, k, a)) lits.push_back(Lit{*x, nullptr, &op, m, &k});
   });
   // The other direction: a literal equal to a size at its *reduced* value. A
   // plan that hard-codes the factor for 2 ranks (`scale 0.5` for 1/dp) is
@@ -729,8 +809,7 @@ bool set_literal(ir::Case& c, const Reading& r, double value) {
   auto set = [&](ir::Graph& g) {
     walk_ops_mut(g, [&](ir::Op& op) {
       if (op.results.empty() || op.results[0] != r.result) return;
-      if (auto it = op.attrs.find(r.attr);
-          it != op.attrs.end() && std::holds_alternative<double>(it->second)) {
+      if (auto it = op.attrs.find(r.attr); it != op.attrs.end() && float_literal(op, r.attr, it->second)) {
         it->second = value;
         found = true;
       }
@@ -898,7 +977,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   ir::Bindings orig_base = dims;
   for (const auto& a : c.plan.mesh.axes) orig_base[a.name] = a.size;
   const std::vector<IndexLit> index_lits = index_literals(c, orig_base);
-  const std::vector<MeanCount> means = mean_counts(c);
+  const std::vector<MeanCount> means = mean_counts(c, orig_base);
   const SizeTerms sizes = size_terms(c, orig_base);
   std::map<std::string, int64_t> floors;  // dims raised to keep sizes apart
   int floor_rounds = 0;
