@@ -3,6 +3,7 @@
 #include <functional>
 #include <random>
 
+#include "ir/id_ranges.h"
 #include "ir/validate.h"
 
 namespace parity::exec {
@@ -20,32 +21,7 @@ ir::TypeMap spec_types(const ir::Spec& spec) {
 }  // namespace
 
 std::map<std::string, int64_t> id_ranges(const ir::Spec& spec) {
-  ir::TypeMap types = spec_types(spec);
-  std::map<std::string, int64_t> r;
-  auto dim = [&](const std::string& v, size_t k) -> int64_t {
-    auto it = types.find(v);
-    if (it == types.end() || it->second.rank() <= k) return 0;
-    int64_t out = 0;
-    return it->second.shape[k].try_eval(spec.dims, out) ? out : 0;
-  };
-  std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
-    for (const auto& op : g.ops) {
-      for (const auto& reg : op.regions) walk(reg);
-      if (op.operands.size() < 2 && op.kind != "embedding_grad") continue;
-      if (op.kind == "embedding")
-        r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 0));
-      if (op.kind == "cross_entropy" || op.kind == "cross_entropy_grad" || op.kind == "pick")
-        r[op.operands[1]] = std::max(r[op.operands[1]], dim(op.operands[0], 1));
-      if (op.kind == "embedding_grad" && !op.operands.empty())
-        if (const ir::Attr* a = op.attr("vocab"); a && std::holds_alternative<ir::DimExpr>(*a)) {
-          int64_t v = 0;
-          if (std::get<ir::DimExpr>(*a).try_eval(spec.dims, v))
-            r[op.operands[0]] = std::max(r[op.operands[0]], v);
-        }
-    }
-  };
-  walk(spec.graph);
-  return r;
+  return ir::id_ranges(spec, spec_types(spec), spec.dims);
 }
 
 Values make_inputs(const ir::Spec& spec, uint64_t seed, DType dtype) {

@@ -158,10 +158,11 @@ TEST(ExecGenerated, ZeroByCancellationIsNotADifference) {
   }
 }
 
-// A correct DeepSeek TP2 plan in f64 at input seeds 29 and 43: a router
-// gradient and an AdamW update differ from the spec by 1.6 and 1.03 times the
-// tolerance that reassociation (control run) and the 8-epsilon floor give;
-// the perturbed run shows those values are that sensitive to rounding.
+// A correct DeepSeek TP2 plan in f64 at input seed 95 (the one seed below
+// 400 at which it happens, with expert ids drawn over all experts): a value
+// differs from the spec by more than the tolerance that reassociation
+// (control run) and the 8-epsilon floor give; the perturbed run shows it is
+// that sensitive to rounding.
 TEST(ExecGenerated, RoundingSensitivityComesFromThePerturbedRun) {
   corpus::GenOptions g;
   g.model = "deepseek-v3-16b";
@@ -170,7 +171,7 @@ TEST(ExecGenerated, RoundingSensitivityComesFromThePerturbedRun) {
   ir::Case c = corpus::generate(g);
   RunOptions o;
   o.dtype = DType::f64;
-  for (uint64_t seed : {29, 43}) {
+  for (uint64_t seed : {95}) {
     Runs r = run_all(c, o, seed);
     EXPECT_FALSE(compare(*c.spec, r.pieces, r.spec, r.control, o.dtype).match) << "seed " << seed;
     Comparison with = compare(*c.spec, r.pieces, r.spec, r.control, o.dtype, {}, &r.perturbed);

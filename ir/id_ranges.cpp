@@ -1,0 +1,67 @@
+#include "ir/id_ranges.h"
+
+#include <functional>
+#include <vector>
+
+namespace parity::ir {
+
+namespace {
+// Ops whose result holds values of their operands, moved or repeated.
+bool moves_values(const std::string& kind) {
+  return kind == "reshape" || kind == "transpose" || kind == "slice" || kind == "concat" || kind == "broadcast_to" ||
+         kind == "identity" || kind == "pad" || kind == "cast";
+}
+}  // namespace
+
+std::map<std::string, int64_t> id_ranges(const Spec& s, const TypeMap& types, const Bindings& b) {
+  std::map<std::string, int64_t> r;
+  auto dim = [&](const std::string& v, size_t k) -> int64_t {
+    auto it = types.find(v);
+    if (it == types.end() || it->second.rank() <= k) return 0;
+    int64_t out = 0;
+    return it->second.shape[k].try_eval(b, out) ? out : 0;
+  };
+  auto at_least = [&](const std::string& v, int64_t n) {
+    if (n > 0) r[v] = std::max(r[v], n);
+  };
+  std::map<std::string, const Op*> producer;
+  std::function<void(const Graph&)> walk = [&](const Graph& g) {
+    for (const auto& op : g.ops) {
+      for (const auto& reg : op.regions) walk(reg);
+      for (const auto& res : op.results) producer[res] = &op;
+      if (op.kind == "embedding" && op.operands.size() >= 2) at_least(op.operands[1], dim(op.operands[0], 0));
+      if ((op.kind == "cross_entropy" || op.kind == "cross_entropy_grad" || op.kind == "pick") &&
+          op.operands.size() >= 2)
+        at_least(op.operands[1], dim(op.operands[0], 1));
+      if (op.kind == "embedding_grad" && !op.operands.empty())
+        if (const Attr* a = op.attr("vocab"); a && std::holds_alternative<DimExpr>(*a)) {
+          int64_t v = 0;
+          if (std::get<DimExpr>(*a).try_eval(b, v)) at_least(op.operands[0], v);
+        }
+      if (op.kind == "one_hot" && !op.operands.empty())
+        if (const Attr* a = op.attr("depth"); a && std::holds_alternative<DimExpr>(*a)) {
+          int64_t v = 0;
+          if (std::get<DimExpr>(*a).try_eval(b, v)) at_least(op.operands[0], v);
+        }
+    }
+  };
+  walk(s.graph);
+  // Back through shape ops to the inputs, to a fixed point.
+  std::vector<std::string> work;
+  for (const auto& [v, n] : r) work.push_back(v);
+  while (!work.empty()) {
+    const std::string v = work.back();
+    work.pop_back();
+    auto p = producer.find(v);
+    if (p == producer.end() || !moves_values(p->second->kind)) continue;
+    const int64_t n = r[v];
+    for (const auto& o : p->second->operands)
+      if (r[o] < n) {
+        r[o] = n;
+        work.push_back(o);
+      }
+  }
+  return r;
+}
+
+}  // namespace parity::ir
