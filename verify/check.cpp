@@ -1488,7 +1488,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         std::string applied;
         for (const auto& a : r.applied) applied += (applied.empty() ? "" : ", ") + a;
         nv.cex->found_by += "; found on the plan as given, whose reduced instance (" + applied +
-                            ") verified: the reduction made sizes that differ here coincide";
+                            ") verified: the reduction hid the difference (sizes that coincide only in the reduced instance, or a condition of a reduction its checks missed)";
         nv.verified_ranks = c.plan.mesh.num_ranks();
         nv.kept = r.kept;
         if (nv.cex->rank_id >= 0)
