@@ -372,7 +372,8 @@ bool has_coord(const ir::DimExpr& e) {
 std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bindings& orig_base,
                                            const std::map<std::string, int64_t>& dims, const Why& frozen,
                                            const std::map<std::string, int64_t>& floors,
-                                           const std::vector<std::pair<std::string, std::string>>& ties) {
+                                           const std::vector<std::pair<std::string, std::string>>& ties,
+                                           int64_t least) {
   std::map<std::string, ir::DimExpr> divs;
   Seen seen;
   for_each_expr(reduced, [&](const ir::DimExpr& e, const Where&) {
@@ -386,7 +387,7 @@ std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bi
   for (const auto& [s, d] : divs) {
     int64_t ov;
     if (!d.try_eval(orig_base, ov)) continue;
-    checks.push_back({d, std::min<int64_t>(2, ov)});
+    checks.push_back({d, std::min<int64_t>(least, ov)});
   }
   ir::Bindings b;
   for (const auto& a : reduced.plan.mesh.axes) b[a.name] = a.size;
@@ -443,7 +444,7 @@ std::map<std::string, int64_t> shrink_dims(const ir::Case& reduced, const ir::Bi
       std::map<std::string, int64_t> before;
       for (const auto& k : members) before[k] = b[k];
       // A floor set by the caller: a smaller value made sizes coincide.
-      int64_t lo = std::min<int64_t>(2, orig);
+      int64_t lo = std::min<int64_t>(least, orig);
       for (const auto& k : members)
         if (auto f = floors.find(k); f != floors.end()) lo = std::max(lo, f->second);
       for (int64_t cand = lo; cand < cur; ++cand) {
@@ -998,7 +999,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     t.reduced = c;
     t.axes = compress_axes(c.plan, blocked, opt.keep, t, pad_axes, floors);
     apply_axes(t.reduced.plan, t.axes);
-    std::map<std::string, int64_t> nd = shrink_dims(t.reduced, orig_base, dims, frozen, floors, sizes.ties);
+    std::map<std::string, int64_t> nd = shrink_dims(t.reduced, orig_base, dims, frozen, floors, sizes.ties, opt.least);
     std::map<std::string, std::pair<int64_t, int64_t>> changed;
     for (const auto& m : t.axes)
       if (m.to != m.from) changed[m.axis] = {m.from, m.to};

@@ -15,6 +15,7 @@ struct Options {
   bool mesh = true;   // mesh axes (dp, tp, cp, ep, ...) and their coordinates
   bool shape = true;  // dim symbols, microbatch counts included
   int64_t keep = 2;   // coordinates kept of each run of interchangeable ones
+  int64_t least = 2;  // the least value of a reduced dim or shard extent (below it only if so given)
   size_t threads = 0; // validating the reduced instance (0: one per hardware thread)
   // An instance only to look for a counterexample in: a literal equal to a
   // size at its reduced value does not keep that size (that guard is against

@@ -1183,6 +1183,7 @@ Verdict staged_verdict(const StagedResult& sr, const ir::Case& proved, const Ver
 // Plans up to this many rank-instructions as given are also run numerically
 // after their reduced instance verifies (see verify_case).
 constexpr size_t kCrossCheckRankInstructions = 200'000;
+constexpr size_t kSecondLookRankInstructions = 50'000;
 
 Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOptions& opt) {
   try {
@@ -1222,6 +1223,56 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // is reduced, validated and proved by stages, and only a VERIFIED of it is
     // used (docs/soundness.md, "Layer fold"). Anything else checks the plan
     // the unfolded way below, which does not fold again.
+    // A reduced VERIFIED is looked at once more before it is reported. The
+    // reductions keep the sizes an index reads apart and pin literals, but a
+    // condition their checks miss would make the reduced instance right only
+    // at its own sizes. A plan small enough to run as given is run at the
+    // screening points; a difference there (re-checked in extended
+    // precision) is the verdict. A larger one (`base`: the case reduced, the
+    // folded case for a fold) is reduced a second way, 3 coordinates of each
+    // run and sizes at least 3, and that instance is run if it unrolls to at
+    // most 50,000 rank-instructions (the anchors' would take seconds to
+    // minutes, more than their whole proof); a difference there makes the verdict
+    // UNKNOWN: the two instances disagree, so neither is believed.
+    auto second_look = [&](const Verdict& v, const ir::Case& base,
+                           const std::vector<std::string>& reductions) -> std::optional<Verdict> {
+      if (v.kind != VerdictKind::verified) return std::nullopt;
+      std::string applied;
+      for (const auto& a : reductions) applied += (applied.empty() ? "" : ", ") + a;
+      if (!rank_instructions_over(c, kCrossCheckRankInstructions)) {
+        progress_start(opt.progress, "running the plan as given at the screening points");
+        Verdict nv = Checker(c, file, opt, true).refute_only();
+        if (nv.kind != VerdictKind::mismatch || !nv.cex) return std::nullopt;
+        nv.cex->found_by += "; found on the plan as given, whose reduced instance (" + applied +
+                            ") verified: the reduction hid the difference (sizes that coincide only in the reduced "
+                            "instance, or a condition of a reduction its checks missed)";
+        nv.verified_ranks = c.plan.mesh.num_ranks();
+        nv.kept = v.kept;
+        if (nv.cex->rank_id >= 0)
+          add_lineage(*nv.cex, c, nullptr, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
+        nv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return nv;
+      }
+      reduce::Options ao = ro;
+      ao.keep = 3;
+      ao.least = 3;
+      progress_start(opt.progress, "running a second reduced instance at other sizes");
+      reduce::Result alt = reduce::reduce_case(base, ao);
+      if (!alt.changed || rank_instructions_over(alt.reduced, kSecondLookRankInstructions)) return std::nullopt;
+      Verdict nv = Checker(alt.reduced, file, opt, true).refute_only();
+      if (nv.kind != VerdictKind::mismatch || !nv.cex) return std::nullopt;
+      std::string second;
+      for (const auto& a : alt.applied) second += (second.empty() ? "" : ", ") + a;
+      Verdict u = v;
+      u.kind = VerdictKind::unknown;
+      u.reason = "the reduced instance (" + applied + ") verified, but a second instance reduced at other sizes (" +
+                 second + ") differs numerically at " + nv.cex->value + " on rank " +
+                 alt.original_rank_str(base.plan.mesh, nv.cex->rank_id) +
+                 ": a reduction's condition does not hold that its checks missed, or a literal stands for a "
+                 "size at those sizes; `--no-reduce` checks the plan as given";
+      u.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return u;
+    };
     std::string fold_note;
     double fold_attempt_s = 0;  // the fold, and reducing and proving its case, when that did not verify
     if (fold_first) {
@@ -1262,6 +1313,8 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
             v.stage_build_seconds = sr.build_seconds;
             v.stage_prove_seconds = sr.prove_seconds;
             v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            if (fr.changed)
+              if (auto nv = second_look(v, fold.kase, v.reductions)) return *nv;
             return v;
           }
           why = "the folded case does not prove by stages (" + sr.reason + ")";
@@ -1475,28 +1528,8 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         v = std::move(*nv);
       }
     if (v.kind == VerdictKind::unknown && !reread_note.empty()) v.reason += "; " + reread_note;
-    // A reduction can make two sizes that differ in the file equal (F 8 -> 4
-    // = H), and a plan that reads the wrong one (`$dp*(H/dp)` for a shard of
-    // F) is right at the reduced sizes only. A plan small enough to run as
-    // given is run at the screening points before its reduced instance's
-    // VERIFIED is believed; a difference there (re-checked in extended
-    // precision) is the verdict.
-    if (v.kind == VerdictKind::verified && r.changed && !rank_instructions_over(c, kCrossCheckRankInstructions)) {
-      progress_start(opt.progress, "running the plan as given at the screening points");
-      Verdict nv = Checker(c, file, opt, true).refute_only();
-      if (nv.kind == VerdictKind::mismatch && nv.cex) {
-        std::string applied;
-        for (const auto& a : r.applied) applied += (applied.empty() ? "" : ", ") + a;
-        nv.cex->found_by += "; found on the plan as given, whose reduced instance (" + applied +
-                            ") verified: the reduction hid the difference (sizes that coincide only in the reduced instance, or a condition of a reduction its checks missed)";
-        nv.verified_ranks = c.plan.mesh.num_ranks();
-        nv.kept = r.kept;
-        if (nv.cex->rank_id >= 0)
-          add_lineage(*nv.cex, c, nullptr, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
-        nv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        return nv;
-      }
-    }
+    if (r.changed)
+      if (auto nv = second_look(v, c, r.applied)) return *nv;
     if (schedule_deferred && v.kind != VerdictKind::mismatch) {
       progress_start(opt.progress, "simulating the schedule");
       d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads);
