@@ -41,6 +41,9 @@ std::vector<TensorType> embedding_rule(const ShapeCtx& c) {
 std::vector<TensorType> embedding_grad_rule(const ShapeCtx& c) {
   // (ids [...], dy [..., H]) -> [V, H]
   DimExpr v = c.i("vocab");
+  if (c.in[0].dtype != DType::i64) c.fail("embedding_grad: ids (operand 0) must be i64");
+  if (c.in[1].rank() != c.in[0].rank() + 1) c.fail("embedding_grad: dy must be [ids..., H]");
+  for (size_t k = 0; k < c.in[0].rank(); ++k) c.expect_same(c.in[1].shape[k], c.in[0].shape[k], "embedding_grad dy dim");
   auto h = c.in[1].shape.back();
   return {TensorType{c.in[1].dtype, {v, h}}};
 }
@@ -63,6 +66,7 @@ std::vector<TensorType> pick_rule(const ShapeCtx& c) {
   // (logits [N, Vs], labels [N]) -> [N]: logits[n, labels[n]-offset] when in range, else 0.
   if (c.in[0].rank() != 2) c.fail("pick: logits must be [N, V]");
   expect_shape(c, 1, {c.in[0].shape[0]}, "pick labels");
+  if (c.in[1].dtype != DType::i64) c.fail("pick: labels must be i64");
   c.i("offset");
   return {TensorType{c.in[0].dtype, {c.in[0].shape[0]}}};
 }
