@@ -130,7 +130,18 @@ bool import_tosa(Importer& im, mlir::Operation& op) {
   }
   if (auto it = unary.find(name); it != unary.end()) return done(im.emit(it->second, {x(0)}, {}, res()));
   if (name == "abs") return done(abs_of(im, x(0)));
-  if (name == "cast") return done(x(0));  // float to float: the same real
+  if (name == "cast") {
+    // Float to float is the same real; to or from an integer type it rounds
+    // or truncates, which is not modeled.
+    auto elem = [](mlir::Type t) {
+      auto st = mlir::dyn_cast<mlir::ShapedType>(t);
+      return st ? st.getElementType() : t;
+    };
+    if (!mlir::isa<mlir::FloatType>(elem(op.getResult(0).getType())) ||
+        !mlir::isa<mlir::FloatType>(elem(op.getOperand(0).getType())))
+      im.unsupported(&op, "a cast to or from an integer type (rounding is not modeled)");
+    return done(x(0));
+  }
   if (name == "clamp") {
     auto lo = mlir::dyn_cast_or_null<mlir::FloatAttr>(op.getAttr("min_val"));
     auto hi = mlir::dyn_cast_or_null<mlir::FloatAttr>(op.getAttr("max_val"));

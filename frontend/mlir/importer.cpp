@@ -408,8 +408,26 @@ bool Importer::import_index(mlir::Operation& op) {
     else set(r, IndexVal{ir::DimExpr(v)});
     return true;
   }
+  // Integers are modeled as unbounded: a value that does not fit the width
+  // of its type (a wrap-around) is not, nor is a negative value read unsigned.
+  auto fits = [&](const Val& v) {
+    const auto* iv = std::get_if<IndexVal>(&v);
+    auto it = mlir::dyn_cast<mlir::IntegerType>(t);
+    if (!iv || !it || it.getWidth() <= 1 || it.getWidth() >= 64) return;
+    const int64_t lim = int64_t{1} << (it.getWidth() - 1);
+    for_each_coordinate(mesh_, iv->e, [&](const ir::Bindings& b) {
+      int64_t x = 0;
+      if (iv->e.try_eval(b, x) && (x < -lim || x >= lim))
+        unsupported(&op, "the value " + iv->e.str() + " is " + std::to_string(x) + " on some rank, outside i" +
+                             std::to_string(it.getWidth()) + "; integer wrap-around is not modeled");
+    });
+  };
   if (mlir::isa<ar::IndexCastOp, ar::IndexCastUIOp, ar::ExtSIOp, ar::ExtUIOp, ar::TruncIOp>(op)) {
-    set(r, val(op.getOperand(0), &op));
+    const Val& v = val(op.getOperand(0), &op);
+    if (mlir::isa<ar::IndexCastUIOp, ar::ExtUIOp>(op))
+      if (const auto* iv = std::get_if<IndexVal>(&v)) require_nonnegative(iv->e, &op, "the operand of an unsigned cast");
+    fits(v);
+    set(r, v);
     return true;
   }
   if (auto c = mlir::dyn_cast<ar::CmpIOp>(op)) {
@@ -458,11 +476,13 @@ bool Importer::import_index(mlir::Operation& op) {
       require_nonnegative(a, &op, "the dividend");
       require_positive(b, &op, "the divisor");
     }
-    if (mlir::isa<ar::AddIOp>(op)) set(r, IndexVal{a + b});
-    else if (mlir::isa<ar::SubIOp>(op)) set(r, IndexVal{a - b});
-    else if (mlir::isa<ar::MulIOp>(op)) set(r, IndexVal{a * b});
-    else if (mlir::isa<ar::RemUIOp, ar::RemSIOp>(op)) set(r, IndexVal{a % b});
-    else set(r, IndexVal{(a - a % b) / b});
+    Val out = mlir::isa<ar::AddIOp>(op)                   ? Val{IndexVal{a + b}}
+              : mlir::isa<ar::SubIOp>(op)                 ? Val{IndexVal{a - b}}
+              : mlir::isa<ar::MulIOp>(op)                 ? Val{IndexVal{a * b}}
+              : mlir::isa<ar::RemUIOp, ar::RemSIOp>(op) ? Val{IndexVal{a % b}}
+                                                          : Val{IndexVal{(a - a % b) / b}};
+    fits(out);
+    set(r, out);
     return true;
   }
   return false;
