@@ -55,7 +55,57 @@ void walk_ops_mut(ir::Graph& g, const std::function<void(ir::Op&)>& f) {
 }
 
 // Axes a plan's meaning may depend on in ways a smaller axis would not show.
-void axis_blockers(const ir::Case& c, Why& why) {
+// Whether `e` moves with coordinate `coord` by a step that no size changes
+// (`$dp*2`, and written around the textual check, `$dp*2+0*B` or
+// `$dp*(B/B+1)`): its step is the same with every dim doubled and with every
+// axis doubled. A step that cannot be evaluated so counts as scaling.
+bool constant_step(const ir::DimExpr& e, const std::string& coord, const ir::Case& c) {
+  std::set<std::string> used;
+  e.symbols(used);
+  ir::Bindings base, dims2, axes2;
+  for (const auto& [k, v] : c.plan.dims) base[k] = v;
+  if (c.spec)
+    for (const auto& [k, v] : c.spec->dims) base.emplace(k, v);
+  dims2 = base;
+  for (auto& [k, v] : dims2) v *= 2;
+  for (const auto& a : c.plan.mesh.axes) {
+    base[a.name] = dims2[a.name] = a.size;
+    axes2 = base;
+  }
+  axes2 = base;
+  for (const auto& a : c.plan.mesh.axes) axes2[a.name] = 2 * a.size;
+  auto step = [&](ir::Bindings b) -> std::optional<int64_t> {
+    for (const auto& x : used)
+      if (!x.empty() && x[0] == '$') b[x] = 0;
+    int64_t v0 = 0, v1 = 0;
+    if (!e.try_eval(b, v0)) return std::nullopt;
+    b[coord] = 1;
+    if (!e.try_eval(b, v1)) return std::nullopt;
+    return v1 - v0;
+  };
+  auto s0 = step(base), s1 = step(dims2), s2 = step(axes2);
+  return s0 && s1 && s2 && *s0 != 0 && *s0 == *s1 && *s0 == *s2;
+}
+
+// The dims of the op or placement an expression sits in (its sizes).
+void sizes_at(const Where& where, const ir::Case& c, std::set<std::string>& out) {
+  std::set<std::string> syms;
+  if (where.op)
+    for (const auto& [k, a] : where.op->attrs) {
+      if (const auto* x = std::get_if<ir::DimExpr>(&a)) x->symbols(syms);
+      if (const auto* d = std::get_if<ir::Dims>(&a))
+        for (const auto& x : *d) x.symbols(syms);
+    }
+  if (where.placement)
+    for (const auto& r : where.placement->region) {
+      r.offset.symbols(syms);
+      r.size.symbols(syms);
+    }
+  for (const auto& x : syms)
+    if (!x.empty() && x[0] != '$' && !c.plan.mesh.axis_index(x)) out.insert(x);
+}
+
+void axis_blockers(const ir::Case& c, Why& why, Why& frozen) {
   const ir::Plan& p = c.plan;
   for (const auto& prog : p.programs)
     walk_ops(prog.graph, [&](const ir::Op& op) {
@@ -116,14 +166,22 @@ void axis_blockers(const ir::Case& c, Why& why) {
     // shrinks: a smaller axis is not the same plan at smaller sizes (its
     // shards would no longer tile the tensor, a sum over the axis would
     // add fewer of them). Offsets that scale (`$tp*(F/tp)`) name a size.
+    // The dims of its op or placement are kept too: with the axis kept and
+    // the dims lowered, `$dp*2` tiles rows of B/dp = 2 exactly.
     syms.clear();
     e.symbols(syms);
-    if (std::any_of(syms.begin(), syms.end(), [](const std::string& s) { return s.empty() || s[0] != '$'; }))
-      return;
-    for (const auto& [axis, sym] : coords)
-      if (!why.count(axis) && syms.count(sym))
-        why.emplace(axis, "its coordinate enters " + where.str() + " with literals only: " + e.str() +
-                              " does not scale with the axis");
+    const bool literal_only =
+        std::none_of(syms.begin(), syms.end(), [](const std::string& s) { return s.empty() || s[0] != '$'; });
+    if (where.attr && (*where.attr == "peer" || *where.attr == "tag")) return;  // condition 4; an identifier
+    for (const auto& [axis, sym] : coords) {
+      if (why.count(axis) || !syms.count(sym) || (!literal_only && !constant_step(e, sym, c))) continue;
+      const std::string w = "its coordinate enters " + where.str() + " with a literal step: " + e.str() +
+                            " does not scale with the sizes";
+      why.emplace(axis, w);
+      std::set<std::string> keep;
+      sizes_at(where, c, keep);
+      for (const auto& d : keep) frozen.emplace(d, w);
+    }
   });
 }
 
@@ -159,10 +217,12 @@ void loop_blockers(const ir::Case& c, Why& frozen) {
     // and the sizes shrink, so the smaller loop is not the same plan.
     used.clear();
     e.symbols(used);
-    if (std::any_of(used.begin(), used.end(), [](const std::string& x) { return x.empty() || x[0] != '$'; })) return;
+    const bool literal_only =
+        std::none_of(used.begin(), used.end(), [](const std::string& x) { return x.empty() || x[0] != '$'; });
     if (where.attr && *where.attr == "tag") return;  // an identifier, not a position
     for (const auto& [var, syms] : counts) {
       if (!used.count(var) || e.kind() == ir::DimExpr::Kind::Sym) continue;
+      if (!literal_only && !constant_step(e, var, c)) continue;
       // Its step: an affine index moved by 1 or not at all (`$mb+1000`) is
       // the same at any count.
       ir::Bindings at0, at1;
@@ -180,7 +240,7 @@ void loop_blockers(const ir::Case& c, Why& frozen) {
         }
       for (const auto& s : keep)
         if (!s.empty() && s[0] != '$' && !c.plan.mesh.axis_index(s))
-          frozen.emplace(s, "loop index " + var + " enters " + where.str() + " with literals only: " + e.str() +
+          frozen.emplace(s, "loop index " + var + " enters " + where.str() + " with a literal step: " + e.str() +
                                 " does not scale with the sizes");
     }
   });
@@ -967,7 +1027,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   if (!c.spec || c.plan.programs.empty()) return unchanged();
 
   Why blocked, frozen;
-  axis_blockers(c, blocked);
+  axis_blockers(c, blocked, frozen);
   loop_blockers(c, frozen);
   constant_index_blockers(c, blocked, frozen);
   if (!opt.mesh)
@@ -1077,7 +1137,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       }
     for (const auto& [k, why] : frozen)
       if (dims.count(k) && dims.at(k) > 2 && !(opt.shape == false)) t.kept.push_back("dim " + k + " kept at " + std::to_string(dims.at(k)) + ": " + why);
-    for (const auto& [k, why] : floor_why) {
+    for (const auto& [sym, why] : floor_why) {
+      const std::string k = sym;  // a structured binding is not captured by older compilers
       int64_t given = 0, now = 0;
       if (auto m = std::find_if(t.axes.begin(), t.axes.end(), [&](const AxisMap& a) { return a.axis == k; });
           m != t.axes.end()) {
