@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <set>
+#include <system_error>
 #include <thread>
 
 #include "exec/comm_threads.h"
@@ -427,11 +428,22 @@ PlanRun run_plan(const ir::Case& c, const Values& inputs, const RunOptions& o,
     std::vector<RankOutcome> outs(static_cast<size_t>(n));
     auto t0 = Clock::now();
     std::vector<std::thread> threads;
-    for (int64_t r = 0; r < n; ++r)
-      threads.emplace_back([&, r] {
-        outs[static_cast<size_t>(r)] = run_rank_any(st, *comms[static_cast<size_t>(r)], inputs);
-      });
+    std::string no_thread;  // why a rank's thread could not start (the system's thread limit)
+    for (int64_t r = 0; r < n && no_thread.empty(); ++r) {
+      try {
+        threads.emplace_back([&, r] {
+          outs[static_cast<size_t>(r)] = run_rank_any(st, *comms[static_cast<size_t>(r)], inputs);
+        });
+      } catch (const std::system_error& e) {
+        no_thread = e.what();
+      }
+    }
+    // The ranks started wait for the others until their timeout.
     for (auto& t : threads) t.join();
+    if (!no_thread.empty())
+      throw Unsupported(fmt::format("could not start a thread for each of the {} ranks ({}); run the reduced "
+                                    "instance (`parity reduce`) or --ranks mpi",
+                                    n, no_thread));
     double secs = since(t0);
     PlanRun run = collect(std::move(outs));
     run.seconds = secs;
