@@ -8,7 +8,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ir/op_registry.h"
 #include "reduce/walk.h"
 
 namespace parity::reduce {
@@ -17,14 +16,6 @@ namespace {
 
 using K = ir::DimExpr::Kind;
 
-bool has_coord(const ir::DimExpr& e) {
-  std::set<std::string> s;
-  e.symbols(s);
-  for (const auto& x : s)
-    if (!x.empty() && x[0] == '$') return true;
-  return false;
-}
-
 bool binary(const ir::DimExpr& e) { return e.kind() != K::Const && e.kind() != K::Sym && e.kind() != K::Neg; }
 
 // Attributes whose value is an index, a count or a number the op computes
@@ -32,11 +23,7 @@ bool binary(const ir::DimExpr& e) { return e.kind() != K::Const && e.kind() != K
 // attributes written as sizes (`factor: tp` for a mean over tp).
 bool index_attr(const ir::Op& op, const std::string& a) {
   if (a == "offset" || a == "q_offset" || a == "k_offset" || a == "k" || a == "step" || a == "root") return true;
-  const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
-  if (def)
-    for (const auto& s : def->attrs)
-      if (s.name == a) return s.kind == ir::AttrKind::Float;
-  return false;
+  return float_attr(op, a);
 }
 
 // The text of `e` with every symbol written `_`, and its symbols in order.

@@ -11,7 +11,6 @@
 #include <unordered_set>
 #include <variant>
 
-#include "ir/op_registry.h"
 #include "ir/validate.h"
 #include "reduce/distinct_sizes.h"
 #include "reduce/walk.h"
@@ -32,12 +31,8 @@ using Why = std::map<std::string, std::string>;  // symbol -> why it is kept
 std::optional<double> float_literal(const ir::Op& op, const std::string& key, const ir::Attr& a) {
   if (const auto* x = std::get_if<double>(&a)) return *x;
   const auto* e = std::get_if<ir::DimExpr>(&a);
-  if (!e || !e->is_const()) return std::nullopt;
-  const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
-  if (!def) return std::nullopt;
-  for (const auto& s : def->attrs)
-    if (s.name == key && s.kind == ir::AttrKind::Float) return static_cast<double>(e->const_value());
-  return std::nullopt;
+  if (!e || !e->is_const() || !float_attr(op, key)) return std::nullopt;
+  return static_cast<double>(e->const_value());
 }
 
 void walk_ops(const ir::Graph& g, const std::function<void(const ir::Op&)>& f) {
@@ -417,14 +412,6 @@ std::map<std::string, int64_t> all_dims(const ir::Case& c) {
   if (c.spec)
     for (const auto& [k, v] : c.spec->dims) d.emplace(k, v);
   return d;
-}
-
-bool has_coord(const ir::DimExpr& e) {
-  std::set<std::string> s;
-  e.symbols(s);
-  for (const auto& x : s)
-    if (!x.empty() && x[0] == '$') return true;
-  return false;
 }
 
 // The smallest dims under which every division is exact and no dim or shard

@@ -1,5 +1,9 @@
 #include "reduce/walk.h"
 
+#include <set>
+
+#include "ir/op_registry.h"
+
 namespace parity::reduce {
 
 namespace {
@@ -71,6 +75,22 @@ void map_plan_exprs(ir::Plan& p, const std::function<ir::DimExpr(const ir::DimEx
       r.offset = f(r.offset);
       r.size = f(r.size);
     }
+}
+
+bool has_coord(const ir::DimExpr& e) {
+  std::set<std::string> s;
+  e.symbols(s);
+  for (const auto& x : s)
+    if (!x.empty() && x[0] == '$') return true;
+  return false;
+}
+
+bool float_attr(const ir::Op& op, const std::string& name) {
+  const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
+  if (def)
+    for (const auto& s : def->attrs)
+      if (s.name == name) return s.kind == ir::AttrKind::Float;
+  return false;
 }
 
 int degree_in(const ir::DimExpr& e, const std::string& s) { return e.degree_in(s); }

@@ -28,6 +28,13 @@ void map_plan_exprs(ir::Plan& p, const std::function<ir::DimExpr(const ir::DimEx
 // Degree of `e` in symbol `s`; Div/Mod with `s` inside count as non-affine (99).
 int degree_in(const ir::DimExpr& e, const std::string& s);
 
+// Whether `e` reads a coordinate or loop index (`$tp`, `$mb`).
+bool has_coord(const ir::DimExpr& e);
+
+// Whether attribute `name` of `op` is declared a float (the registry's kind),
+// whatever form its value is written in.
+bool float_attr(const ir::Op& op, const std::string& name);
+
 // Sub-expressions of kind Div (to check exact division and shard sizes).
 void divisions(const ir::DimExpr& e, std::vector<ir::DimExpr>& out);
 
