@@ -50,6 +50,7 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   if (!v.reductions.empty())
     s += fmt::format("  reduced to {} ranks: {}\n", v.verified_ranks, fmt::join(v.reductions, ", "));
   for (const auto& k : v.kept) s += fmt::format("  not reduced: {}\n", k);
+  if (!v.second_look.empty()) s += fmt::format("  second look: {}\n", v.second_look);
   // On a VERIFIED the note is why stages did not settle it, not a fault.
   if (!v.stage_note.empty() && v.kind == verify::VerdictKind::verified)
     s += fmt::format("  stages: not settled stage by stage ({}); the plan as a whole verified\n", v.stage_note);
@@ -93,7 +94,8 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
   j["diagnostics"] = nlohmann::json::array();
   for (const auto& d : v.diags)
     j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});
-  j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks}};
+  j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks},
+                      {"second_look", v.second_look}};
   j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"cached", v.cached_stages}, {"note", v.stage_note}};
   j["timings"] = {{"read", v.read_seconds},
                   {"validate_and_reduce", v.reduce_seconds},

@@ -1230,19 +1230,19 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // screening points; a difference there (re-checked in extended
     // precision) is the verdict. A larger one (`base`: the case reduced, the
     // folded case for a fold) is reduced a second way, 3 coordinates of each
-    // run and sizes at least 3, and that instance is run if it unrolls to at
-    // most 50,000 rank-instructions (the anchors' would take seconds to
-    // minutes, more than their whole proof); a difference there makes the verdict
-    // UNKNOWN: the two instances disagree, so neither is believed.
-    auto second_look = [&](const Verdict& v, const ir::Case& base,
-                           const std::vector<std::string>& reductions) -> std::optional<Verdict> {
+    // run and sizes at least 3. That instance is run whole if it unrolls to
+    // at most 50,000 rank-instructions; a larger one (the anchors' would take
+    // seconds to minutes to run) is proved by stages, and only a stage that
+    // does not prove is run. A difference there makes the verdict UNKNOWN:
+    // the two instances disagree, so neither is believed.
+    std::string look_note;  // what the second look ran, when it found nothing
+    auto second_look = [&](const Verdict& v, const ir::Case& base, const std::vector<std::string>& reductions,
+                           const std::set<std::string>* assumed) -> std::optional<Verdict> {
       if (v.kind != VerdictKind::verified) return std::nullopt;
       std::string applied;
       for (const auto& a : reductions) applied += (applied.empty() ? "" : ", ") + a;
-      if (!rank_instructions_over(c, kCrossCheckRankInstructions)) {
-        progress_start(opt.progress, "running the plan as given at the screening points");
-        Verdict nv = Checker(c, file, opt, true).refute_only();
-        if (nv.kind != VerdictKind::mismatch || !nv.cex) return std::nullopt;
+      // A difference confirmed on the plan as given is its counterexample.
+      auto as_given_mismatch = [&](Verdict nv) {
         nv.cex->found_by += "; found on the plan as given, whose reduced instance (" + applied +
                             ") verified: the reduction hid the difference (sizes that coincide only in the reduced "
                             "instance, or a condition of a reduction its checks missed)";
@@ -1252,22 +1252,68 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
           add_lineage(*nv.cex, c, nullptr, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
         nv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return nv;
+      };
+      if (!rank_instructions_over(c, kCrossCheckRankInstructions)) {
+        progress_start(opt.progress, "running the plan as given at the screening points");
+        Verdict nv = Checker(c, file, opt, true).refute_only();
+        look_note = "the plan as given shows no difference at the screening points";
+        if (nv.kind != VerdictKind::mismatch || !nv.cex) return std::nullopt;
+        look_note.clear();
+        return as_given_mismatch(std::move(nv));
       }
       reduce::Options ao = ro;
       ao.keep = 3;
       ao.least = 3;
       progress_start(opt.progress, "running a second reduced instance at other sizes");
       reduce::Result alt = reduce::reduce_case(base, ao);
-      if (!alt.changed || rank_instructions_over(alt.reduced, kSecondLookRankInstructions)) return std::nullopt;
-      Verdict nv = Checker(alt.reduced, file, opt, true).refute_only();
+      auto second_applied = [&alt] {
+        std::string t;
+        for (const auto& a : alt.applied) t += (t.empty() ? "" : ", ") + a;
+        return t;
+      };
+      // Nothing to reduce at those sizes: the second instance is `base` itself.
+      const ir::Case& second_case = alt.changed ? alt.reduced : base;
+      if (!alt.changed) alt.applied = {"none: the " + std::string(assumed ? "folded case" : "plan") + " as given"};
+      Verdict nv;
+      if (!rank_instructions_over(second_case, kSecondLookRankInstructions)) {
+        nv = Checker(second_case, file, opt, true).refute_only();
+        look_note = "a second instance reduced at other sizes (" + second_applied() +
+                    ") shows no difference at the screening points";
+      } else {
+        // Too large to run whole at the screening points: its stages are
+        // built and proved as the first instance's were (about what that
+        // cost), and a stage that does not prove is run numerically,
+        // starting where it differs. Only a confirmed difference counts: a
+        // stage the canonical forms miss is no reason to doubt the proof.
+        if (!opt.stages || opt.smt_all) return std::nullopt;
+        progress_start(opt.progress, "proving a second reduced instance at other sizes");
+        StageOptions ao2 = so;
+        ao2.spec_types = alt.changed ? &alt.spec_types : nullptr;
+        ao2.assumed = assumed;
+        ao2.cache_dir.clear();
+        StagedResult asr = prove_by_stages(second_case, ao2);
+        const std::string what = "a second instance reduced at other sizes (" + second_applied() + ") ";
+        if (asr.proved) {
+          look_note = what + "proves by stages";
+          return std::nullopt;
+        }
+        if (rank_instructions_over(second_case, opt.max_rank_instructions)) {
+          look_note = what + "does not prove by stages (" + asr.reason + ") and is too large to run";
+          return std::nullopt;
+        }
+        nv = Checker(second_case, file, opt, true, true, asr.failure ? &*asr.failure : nullptr).refute_only();
+        look_note = what + "does not prove by stages (" + asr.reason + "); run, it shows no difference";
+      }
       if (nv.kind != VerdictKind::mismatch || !nv.cex) return std::nullopt;
-      std::string second;
-      for (const auto& a : alt.applied) second += (second.empty() ? "" : ", ") + a;
+      look_note.clear();
+      if (!alt.changed && !assumed) return as_given_mismatch(std::move(nv));
+      const std::string second = second_applied();
       Verdict u = v;
       u.kind = VerdictKind::unknown;
       u.reason = "the reduced instance (" + applied + ") verified, but a second instance reduced at other sizes (" +
                  second + ") differs numerically at " + nv.cex->value + " on rank " +
-                 alt.original_rank_str(base.plan.mesh, nv.cex->rank_id) +
+                 (alt.changed ? alt.original_rank_str(base.plan.mesh, nv.cex->rank_id)
+                              : base.plan.mesh.rank_str(nv.cex->rank_id)) +
                  ": a reduction's condition does not hold that its checks missed, or a literal stands for a "
                  "size at those sizes; `--no-reduce` checks the plan as given";
       u.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -1312,9 +1358,14 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
             v.fold_seconds = fold_s;
             v.stage_build_seconds = sr.build_seconds;
             v.stage_prove_seconds = sr.prove_seconds;
+            if (fr.changed) {
+              // The first instance's graph and terms go before the second's are built.
+              sr = StagedResult{};
+              fr = reduce::Result{};
+              if (auto nv = second_look(v, fold.kase, v.reductions, &fold.assumed)) return *nv;
+              v.second_look = look_note;
+            }
             v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-            if (fr.changed)
-              if (auto nv = second_look(v, fold.kase, v.reductions)) return *nv;
             return v;
           }
           why = "the folded case does not prove by stages (" + sr.reason + ")";
@@ -1528,8 +1579,11 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         v = std::move(*nv);
       }
     if (v.kind == VerdictKind::unknown && !reread_note.empty()) v.reason += "; " + reread_note;
-    if (r.changed)
-      if (auto nv = second_look(v, c, r.applied)) return *nv;
+    if (r.changed && v.kind == VerdictKind::verified) {
+      sr.graph.reset();
+      if (auto nv = second_look(v, c, r.applied, nullptr)) return *nv;
+      v.second_look = look_note;
+    }
     if (schedule_deferred && v.kind != VerdictKind::mismatch) {
       progress_start(opt.progress, "simulating the schedule");
       d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads);

@@ -90,6 +90,7 @@ struct Verdict {
   std::vector<std::string> reductions, kept;
   int64_t verified_ranks = 0;  // ranks of the instance actually checked
   size_t stages = 0, unique_stages = 0;  // when proved by stages
+  std::string second_look;  // on a reduced VERIFIED: what was run to look again, and that it agreed
   std::string stage_note;                // why the staged prover did not settle it
   size_t cached_stages = 0;              // distinct stages whose proof came from the cache
   std::vector<StageInfo> stage_list;     // the distinct stages, when proved by stages
