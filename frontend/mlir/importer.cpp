@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include <mlir/Dialect/Affine/IR/AffineOps.h>
 #include <mlir/Dialect/Arith/IR/Arith.h>
 #include <mlir/Dialect/SCF/IR/SCF.h>
 #include <mlir/Dialect/Shard/IR/ShardOps.h>
@@ -422,6 +423,43 @@ bool Importer::import_index(mlir::Operation& op) {
                              std::to_string(it.getWidth()) + "; integer wrap-around is not modeled");
     });
   };
+  // `affine.apply` (the partitioner's linear process index over several grid
+  // axes, `d0 * 2 + d1`): its expression over the operands. Affine `mod` and
+  // `floordiv` by a positive divisor are the floor forms parity's `%` and
+  // `(a - a % b) / b` are, for dividends of either sign.
+  if (auto ap = mlir::dyn_cast<mlir::affine::AffineApplyOp>(op)) {
+    mlir::AffineMap m = ap.getAffineMap();
+    if (m.getNumResults() != 1) unsupported(&op, "an affine map with " + std::to_string(m.getNumResults()) + " results");
+    std::vector<ir::DimExpr> args;
+    for (mlir::Value v : ap.getMapOperands()) args.push_back(index(v, &op).e);
+    std::function<ir::DimExpr(mlir::AffineExpr)> walk = [&](mlir::AffineExpr e) -> ir::DimExpr {
+      if (auto d = mlir::dyn_cast<mlir::AffineDimExpr>(e)) return args.at(d.getPosition());
+      if (auto y = mlir::dyn_cast<mlir::AffineSymbolExpr>(e)) return args.at(m.getNumDims() + y.getPosition());
+      if (auto c = mlir::dyn_cast<mlir::AffineConstantExpr>(e)) return ir::DimExpr(c.getValue());
+      auto b = mlir::cast<mlir::AffineBinaryOpExpr>(e);
+      ir::DimExpr x = walk(b.getLHS()), y = walk(b.getRHS());
+      switch (e.getKind()) {
+        case mlir::AffineExprKind::Add: return x + y;
+        case mlir::AffineExprKind::Mul: return x * y;
+        case mlir::AffineExprKind::Mod:
+          require_positive(y, &op, "the divisor");
+          return x % y;
+        case mlir::AffineExprKind::FloorDiv:
+          require_positive(y, &op, "the divisor");
+          return (x - x % y) / y;
+        case mlir::AffineExprKind::CeilDiv: {
+          require_positive(y, &op, "the divisor");
+          ir::DimExpr z = x + y - ir::DimExpr(1);
+          return (z - z % y) / y;
+        }
+        default: unsupported(&op, "an affine expression of an unknown kind");
+      }
+    };
+    Val out{IndexVal{walk(m.getResult(0))}};
+    fits(out);
+    set(r, out);
+    return true;
+  }
   if (mlir::isa<ar::IndexCastOp, ar::IndexCastUIOp, ar::ExtSIOp, ar::ExtUIOp, ar::TruncIOp>(op)) {
     const Val& v = val(op.getOperand(0), &op);
     if (mlir::isa<ar::IndexCastUIOp, ar::ExtUIOp>(op))
