@@ -83,56 +83,8 @@ TermId TermTable::make_sum(std::vector<std::pair<TermId, Rational>> terms, const
   }
   if (n.args.empty()) return constant(c);
   if (n.args.size() == 1 && n.nums[0].is_one() && c.is_zero()) return n.args[0];
-  if (c.is_zero() && n.args.size() > 1)
-    if (TermId f = factor_exp(n.args, n.nums); f != kNoTerm) return f;
   n.nums.push_back(c);
   return intern(std::move(n));
-}
-
-// Shift invariance: sum_k c_k P_k exp(a_k) = exp(w) sum_k c_k P_k exp(a_k - w)
-// for w the part every a_k shares (the same term with the same coefficient,
-// and the same constant). So a softmax written with the row's max subtracted
-// (exp(x - m) / sum exp(x_j - m)) and one written without it have one
-// canonical form: the sum's exp(-m) comes out, and its reciprocal meets the
-// numerator's. Only sums whose every term carries an exp factor are looked
-// at, and w is taken whole, so equal sums give equal forms.
-TermId TermTable::factor_exp(const std::vector<TermId>& args, const std::vector<Rational>& coefs) {
-  auto exp_factor = [&](TermId t) -> TermId {
-    const Node& n = nodes_[t];
-    if (n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::exp) return t;
-    if (n.kind != TK::Prod) return kNoTerm;
-    for (size_t k = 0; k < n.args.size(); ++k) {
-      const Node& f = nodes_[n.args[k]];
-      if (f.kind == TK::App && static_cast<ir::Fn>(f.aux) == ir::Fn::exp && n.nums[k].is_one()) return n.args[k];
-    }
-    return kNoTerm;
-  };
-  std::vector<TermId> exps;
-  exps.reserve(args.size());
-  for (TermId t : args) {
-    TermId e = exp_factor(t);
-    if (e == kNoTerm) return kNoTerm;
-    exps.push_back(e);
-  }
-  Lin common = lin(nodes_[exps[0]].args[0]);
-  for (size_t k = 1; k < exps.size() && (!common.terms.empty() || !common.c.is_zero()); ++k) {
-    Lin l = lin(nodes_[exps[k]].args[0]);
-    if (!(l.c == common.c)) common.c = Rational(0);
-    std::vector<std::pair<TermId, Rational>> both;
-    size_t j = 0;
-    for (const auto& [t, r] : common.terms) {  // both sorted by id
-      while (j < l.terms.size() && l.terms[j].first < t) ++j;
-      if (j < l.terms.size() && l.terms[j].first == t && l.terms[j].second == r) both.push_back({t, r});
-    }
-    common.terms = std::move(both);
-  }
-  if (common.terms.empty() && common.c.is_zero()) return kNoTerm;
-  TermId w = make_sum(common.terms, common.c);
-  TermId shift = apply(ir::Fn::exp, scale(w, Rational(-1)));
-  std::vector<std::pair<TermId, Rational>> rest;
-  rest.reserve(args.size());
-  for (size_t k = 0; k < args.size(); ++k) rest.push_back({mul(args[k], shift), coefs[k]});
-  return mul(apply(ir::Fn::exp, w), make_sum(std::move(rest), Rational(0)));
 }
 
 TermId TermTable::add(TermId a, TermId b) { return sum({a, b}); }

@@ -20,7 +20,6 @@
 namespace parity::verify {
 
 using TermId = uint32_t;
-inline constexpr TermId kNoTerm = ~TermId{0};
 
 enum class TK : uint8_t { Const, Var, IntVar, Sum, Prod, App, Max, Min, Ind, PowC, TopK };
 
@@ -89,7 +88,6 @@ class TermTable {
   };
   Lin lin(TermId t) const;
   TermId make_sum(std::vector<std::pair<TermId, Rational>> terms, const Rational& c);
-  TermId factor_exp(const std::vector<TermId>& args, const std::vector<Rational>& coefs);
   struct Mon {
     Rational coef;
     std::vector<std::pair<TermId, int64_t>> factors;  // sorted by id

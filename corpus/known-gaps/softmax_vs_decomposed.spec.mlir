@@ -1,5 +1,3 @@
-// The spec of tests/mlir/softmax_vs_decomposed.mlir (a spec, not a test: tests run the *.mlir files one level up).
-// Softmax written without the row max: exp(a) / rowsum(exp(a)).
 shard.grid @g(shape = 2)
 func.func @f(%a: tensor<4x4xf32>) -> tensor<4x4xf32> {
 %e = tensor.empty() : tensor<4x4xf32>
