@@ -149,8 +149,16 @@ bool import_tosa(Importer& im, mlir::Operation& op) {
     Shape s = res();
     std::string t = x(0);
     double l = lo.getValueAsDouble(), h = hi.getValueAsDouble();
-    if (std::isfinite(l) && l > -3e38) t = im.emit("maximum", {t, im.fill(l, {})}, {}, s);
-    if (std::isfinite(h) && h < 3e38) t = im.emit("minimum", {t, im.fill(h, {})}, {}, s);
+    // A bound at the element type's largest finite value (the usual "no
+    // bound") clamps nothing the type can hold: dropped. One inside the range
+    // (3.0e38 in f32) clamps values the type holds: kept.
+    mlir::Type rt = op.getResult(0).getType();
+    if (auto st = mlir::dyn_cast<mlir::ShapedType>(rt)) rt = st.getElementType();
+    auto ft = mlir::dyn_cast<mlir::FloatType>(rt);
+    if (!ft) im.unsupported(&op, "a clamp of integers");
+    const double big = llvm::APFloat::getLargest(ft.getFloatSemantics()).convertToDouble();
+    if (std::isfinite(l) && l > -big) t = im.emit("maximum", {t, im.fill(l, {})}, {}, s);
+    if (std::isfinite(h) && h < big) t = im.emit("minimum", {t, im.fill(h, {})}, {}, s);
     return done(t);
   }
   if (name == "matmul") {

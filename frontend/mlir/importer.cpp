@@ -414,6 +414,12 @@ bool Importer::import_index(mlir::Operation& op) {
   auto fits = [&](const Val& v) {
     const auto* iv = std::get_if<IndexVal>(&v);
     auto it = mlir::dyn_cast<mlir::IntegerType>(t);
+    // An i1 integer keeps one bit, 1 read signed is -1: `index_cast` of a
+    // process index to i1 is not the index (ranks 0 and 2 both give 0).
+    // Only comparisons and constants make conditions.
+    if (iv && it && it.getWidth() == 1)
+      unsupported(&op, "an integer of type i1 computed from an index (" + iv->e.str() +
+                           "); only comparisons, constants and their and/or/xor are modeled as conditions");
     if (!iv || !it || it.getWidth() <= 1 || it.getWidth() >= 64) return;
     const int64_t lim = int64_t{1} << (it.getWidth() - 1);
     for_each_coordinate(mesh_, iv->e, [&](const ir::Bindings& b) {
