@@ -380,6 +380,13 @@ class PlanRunner {
         auto it = mail_.find({peer_of(r, op, b), r, tag});
         if (it == mail_.end() || it->second.empty()) return moved;
         T v = std::move(it->second.front().first);
+        // The schedule check matches messages by shape only where it was
+        // simulated (within its budget); a message of another shape is no
+        // value of this plan.
+        if (auto want = sem::ints_attr(op, "shape", b); v.shape != want)
+          throw EvalError("rank " + std::to_string(r) + " receives " + op.results[0] + " with tag " +
+                          std::to_string(tag) + " as a tensor of another shape than it declares: the matching send "
+                          "holds a different value (tags that collide?)");
         s.clock = std::max(s.clock, it->second.front().second) + 1;
         it->second.pop_front();
         define(st, r, out[0], op.results[0], std::move(v), ins, on_value);

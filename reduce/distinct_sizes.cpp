@@ -117,7 +117,7 @@ struct Collector {
 
 }  // namespace
 
-SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given) {
+SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pairs) {
   std::set<std::string> dims, axes;
   for (const auto& a : c.plan.mesh.axes) axes.insert(a.name);
   for (const auto& [k, v] : c.plan.dims) dims.insert(k);
@@ -157,6 +157,16 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given) {
     skeleton(out.terms[i].expr, skel, leaves[i]);
     groups[skel].push_back(i);
   }
+  if (all_pairs) {
+    for (size_t i = 0; i < out.terms.size(); ++i)
+      if (out.terms[i].index)
+        for (size_t j = 0; j < out.terms.size(); ++j)
+          // A size of 1 as given stays 1 (a microbatch of one row), and so
+          // is told apart from the rest already.
+          if (j != i && out.terms[i].given != out.terms[j].given && out.terms[i].given > 1 &&
+              out.terms[j].given > 1)
+            out.pairs.emplace_back(i, j);
+  }
   for (const auto& [skel, members] : groups)
     for (size_t i : members) {
       if (!out.terms[i].index) continue;
@@ -171,8 +181,9 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given) {
         if (out.terms[i].expr.kind() == K::Sym && axes.count(renamed.first) != axes.count(renamed.second)) continue;
         if (out.terms[i].expr.kind() == K::Sym && !axes.count(renamed.first) && !out.terms[i].near.count(renamed.second))
           continue;
-        if (out.terms[i].given != out.terms[j].given)
-          out.pairs.emplace_back(i, j);
+        if (out.terms[i].given != out.terms[j].given) {
+          if (!all_pairs) out.pairs.emplace_back(i, j);
+        }
         else if (dims.count(renamed.first) && dims.count(renamed.second))
           out.ties.push_back(renamed);
       }

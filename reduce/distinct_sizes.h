@@ -45,7 +45,9 @@ struct SizeTerms {
   std::vector<std::pair<std::string, std::string>> ties;
 };
 
-SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given);
+// `all_pairs`: every index term pairs with every term that differs from it
+// as given (Options::all_pairs).
+SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pairs = false);
 
 // A pair whose two terms have one value under `b`.
 struct Coincidence {

@@ -951,6 +951,122 @@ void index_literal_pins(const std::vector<IndexLit>& lits, const ir::Bindings& o
   }
 }
 
+// Point-to-point tags. A message goes to the first receive with its peer
+// and tag, so whether two sends (or two receives) of a program can carry
+// one tag decides which value each receive gets. A stage's activations sent
+// with tag `$mb` and its labels with `$mb+4` are apart at 2 or 4
+// microbatches and collide at 8: the reduced instance would not show the
+// swap. So for each two sites of a program, the tags they take over their
+// loops and the coordinates their tags read must overlap at the reduced
+// sizes exactly when they do as given; else the sizes of their counts and
+// tags are kept. (Sites whose tag sets are too large to list are left to
+// the second look.)
+struct TagSite {
+  const ir::Op* op;
+  bool send;
+  std::vector<std::pair<std::string, ir::DimExpr>> loops;  // enclosing loops: var, count
+};
+
+std::vector<std::vector<TagSite>> tag_sites(const ir::Case& c) {
+  std::vector<std::vector<TagSite>> out;
+  for (const auto& prog : c.plan.programs) {
+    std::vector<TagSite> sites;
+    std::vector<std::pair<std::string, ir::DimExpr>> loops;
+    std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
+      for (const auto& op : g.ops) {
+        if ((op.kind == "send" || op.kind == "recv") && op.attr("tag") &&
+            std::holds_alternative<ir::DimExpr>(*op.attr("tag")))
+          sites.push_back({&op, op.kind == "send", loops});
+        if (op.kind == "loop" && !op.regions.empty() && op.attr("var") && op.attr("count")) {
+          loops.emplace_back(std::get<std::string>(*op.attr("var")), std::get<ir::DimExpr>(*op.attr("count")));
+          walk(op.regions[0]);
+          loops.pop_back();
+        }
+      }
+    };
+    walk(prog.graph);
+    if (sites.size() > 1) out.push_back(std::move(sites));
+  }
+  return out;
+}
+
+// Every tag a site takes under `b` (its loops' values, and every coordinate
+// of each axis its tag reads); nullopt past `limit` evaluations.
+std::optional<std::set<int64_t>> tags_of(const TagSite& t, const ir::Bindings& b, const ir::Mesh& mesh,
+                                         size_t limit) {
+  const ir::DimExpr& tag = std::get<ir::DimExpr>(*t.op->attr("tag"));
+  std::set<std::string> syms;
+  tag.symbols(syms);
+  std::vector<std::pair<std::string, int64_t>> ranges;
+  for (const auto& [var, count] : t.loops) {
+    int64_t n = 0;
+    if (!count.try_eval(b, n) || n < 0) return std::nullopt;
+    ranges.emplace_back("$" + var, n);
+  }
+  for (const auto& x : syms)
+    if (x.size() > 1 && x[0] == '$' && mesh.axis_index(x.substr(1))) {
+      auto it = b.find(x.substr(1));
+      if (it == b.end()) return std::nullopt;
+      ranges.emplace_back(x, it->second);
+    }
+  size_t total = 1;
+  for (const auto& r : ranges) {
+    if (r.second == 0) return std::set<int64_t>{};
+    total *= static_cast<size_t>(r.second);
+    if (total > limit) return std::nullopt;
+  }
+  std::set<int64_t> out;
+  ir::Bindings at = b;
+  for (size_t k = 0; k < total; ++k) {
+    size_t rest = k;
+    for (const auto& [name, n] : ranges) {
+      at[name] = static_cast<int64_t>(rest % static_cast<size_t>(n));
+      rest /= static_cast<size_t>(n);
+    }
+    int64_t v = 0;
+    if (!tag.try_eval(at, v)) return std::nullopt;
+    out.insert(v);
+  }
+  return out;
+}
+
+bool overlap(const std::set<int64_t>& a, const std::set<int64_t>& b) {
+  auto i = a.begin(), j = b.begin();
+  while (i != a.end() && j != b.end()) {
+    if (*i == *j) return true;
+    *i < *j ? ++i : ++j;
+  }
+  return false;
+}
+
+void tag_pins(const std::vector<std::vector<TagSite>>& progs, const ir::Bindings& orig, const ir::Bindings& now,
+              const ir::Mesh& mesh, Why& pins) {
+  constexpr size_t kLimit = 1 << 16;
+  for (const auto& sites : progs) {
+    std::vector<std::optional<std::set<int64_t>>> given, reduced;
+    for (const auto& t : sites) {
+      given.push_back(tags_of(t, orig, mesh, kLimit));
+      reduced.push_back(tags_of(t, now, mesh, kLimit));
+    }
+    for (size_t i = 0; i < sites.size(); ++i)
+      for (size_t j = i + 1; j < sites.size(); ++j) {
+        if (sites[i].send != sites[j].send || !given[i] || !given[j] || !reduced[i] || !reduced[j]) continue;
+        const bool a = overlap(*given[i], *given[j]), r = overlap(*reduced[i], *reduced[j]);
+        if (a == r) continue;
+        std::set<std::string> syms;
+        for (const TagSite* t : {&sites[i], &sites[j]}) {
+          std::get<ir::DimExpr>(*t->op->attr("tag")).symbols(syms);
+          for (const auto& l : t->loops) l.second.symbols(syms);
+        }
+        const std::string why = "the tags of " + sites[i].op->label() + " and " + sites[j].op->label() +
+                                (a ? " coincide as given but not reduced" : " coincide reduced but not as given") +
+                                "; a message would go to another receive";
+        for (const auto& x : syms)
+          if (!x.empty() && x[0] != '$') pins.emplace(x, why);
+      }
+  }
+}
+
 // An index term that would coincide with a size that differs from it as
 // given keeps a size that tells them apart: the dims of one and not the
 // other, else the smallest such axis, else every reduced size of both.
@@ -1026,7 +1142,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   for (const auto& a : c.plan.mesh.axes) orig_base[a.name] = a.size;
   const std::vector<IndexLit> index_lits = index_literals(c, orig_base);
   const std::vector<MeanCount> means = mean_counts(c, orig_base);
-  const SizeTerms sizes = size_terms(c, orig_base);
+  const SizeTerms sizes = size_terms(c, orig_base, opt.second_look);
+  const std::vector<std::vector<TagSite>> tags = tag_sites(c);
   std::map<std::string, int64_t> floors;  // dims raised to keep sizes apart
   int floor_rounds = 0;
   Why floor_why;  // the last coincidence that raised each floor
@@ -1064,7 +1181,10 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       for (const auto& a : t.reduced.plan.mesh.axes) nb[a.name] = a.size;
       for (const auto& [k, v] : nd) nb[k] = v;
       index_literal_pins(index_lits, orig_base, nb, pins);
-      if (floor_rounds < 64 && coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, pins)) {
+      tag_pins(tags, orig_base, nb, c.plan.mesh, pins);
+      Why no_pins;  // the second look's instance raises floors only
+      if (floor_rounds < (opt.second_look ? 16 : 64) &&
+          coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, opt.second_look ? no_pins : pins)) {
         ++floor_rounds;
         if (std::getenv("PARITY_REDUCE_TRACE")) {
           std::string line = "floor round:";
@@ -1164,6 +1284,13 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
           pad_axes = true;
           continue;
         }
+      }
+      // Past growing axes, the next step keeps sizes as given.
+      if (opt.second_look) {
+        r.kept = t.kept;
+        Result u = unchanged();
+        u.invalid_at = first_failure;
+        return u;
       }
       if (trial) {
         blocked.erase(*trial);

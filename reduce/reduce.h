@@ -27,6 +27,14 @@ struct Options {
   // would take in the reduced instance if it stood for each size it equals.
   // A difference counts only when it shows under every reading.
   bool reread_literals = false;
+  // The instance of verify's second look (verify/check.cpp): every index
+  // term is kept apart from every size that differs from it as given, not
+  // only from its one-renaming variants (reduce/distinct_sizes.h), by raising
+  // floors for a few rounds and never by pinning (too strict for the
+  // instance that is proved: sizes would stay as given); and the first
+  // reduced instance that does not validate ends the reduction (unchanged,
+  // `invalid_at` set) instead of keeping sizes until one does.
+  bool second_look = false;
 };
 
 // A float literal that equals a size as given, left unpinned by
@@ -58,6 +66,7 @@ struct Result {
   ir::TypeMap spec_types;  // of the reduced spec, from its validation (when changed)
   std::map<std::string, ir::TypeMap> program_types;  // of its programs, likewise
   std::vector<Reading> readings;  // with Options::reread_literals
+  std::string invalid_at;         // with Options::second_look: why a reduced instance did not validate
 
   // `rank 5 (pp=0,dp=37,tp=1)`: the original rank a reduced rank stands for.
   std::string original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const;

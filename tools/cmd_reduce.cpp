@@ -18,11 +18,18 @@ void add_reduce(CLI::App& app, Action& run) {
   static std::string out;
   static int64_t keep = 2;
   static bool no_shape = false;
+  static int64_t least = 2;
+  static bool second = false;
   cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
   cmd->add_option("-o,--output", out, "the reduced case (.pb binary, otherwise text)")->required();
   cmd->add_option("--keep", keep, "coordinates kept of each run of interchangeable ones (at least 2)")
       ->check(CLI::Range(int64_t{2}, int64_t{1} << 20));
   cmd->add_flag("--no-shape", no_shape, "reduce the mesh only; keep dims and microbatch counts");
+  cmd->add_option("--least", least, "the least value of a reduced dim or shard extent")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 20));
+  cmd->add_flag("--second-look", second,
+                "the instance verify's second look checks: --keep 3 --least 3, every index size kept apart from "
+                "every size that differs from it as given");
   cmd->callback([&run] {
     run = [] {
       std::string label = files_label(files);
@@ -31,13 +38,16 @@ void add_reduce(CLI::App& app, Action& run) {
       // on the reduced instance (as verify does).
       if (int rc = report_diags(ir::validate_case(c, label, 20'000)); rc != kOk) return rc;
       reduce::Options o;
-      o.keep = keep;
+      o.keep = second ? std::max<int64_t>(keep, 3) : keep;
+      o.least = second ? std::max<int64_t>(least, 3) : least;
+      o.second_look = second;
       o.shape = !no_shape;
       reduce::Result r = reduce::reduce_case(c, o);
       const ir::Case& target = r.changed ? r.reduced : c;
       if (!r.changed)
         if (int rc = report_diags(ir::validate_case(c, label)); rc != kOk) return rc;
       frontend::write_case(target, out);
+      if (!r.invalid_at.empty()) fmt::print("  a reduced instance does not validate: {}\n", r.invalid_at);
       fmt::print("wrote {}: {} ranks (from {}){}\n", out, target.plan.mesh.num_ranks(), c.plan.mesh.num_ranks(),
                  r.changed ? "" : "; nothing could be reduced");
       if (!r.applied.empty()) fmt::print("  reduced: {}\n", fmt::join(r.applied, ", "));

@@ -1264,8 +1264,31 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       reduce::Options ao = ro;
       ao.keep = 3;
       ao.least = 3;
+      ao.second_look = true;
       progress_start(opt.progress, "running a second reduced instance at other sizes");
       reduce::Result alt = reduce::reduce_case(base, ao);
+      // Sizes kept apart that the plan needs equal (a microbatch of one row:
+      // B/dp/M*S broadcast against S) make that instance invalid: the second
+      // look then uses the plain instance at 3 coordinates and sizes 3.
+      // Sizes kept apart can also grow far (DeepSeek-V3's ep 64 -> 32 and B
+      // 2048 -> 1024, past any memory): that instance is used only where no
+      // size is more than 4 times the plain one's.
+      reduce::Options po = ao;
+      po.second_look = false;
+      if (alt.invalid_at.empty()) {
+        reduce::Result plain = reduce::reduce_case(base, po);
+        std::map<std::string, int64_t> at;
+        for (const auto& [k, v] : plain.dims) at[k] = v.second;
+        for (const auto& m : plain.axes) at[m.axis] = m.to;
+        bool too_large = false;
+        for (const auto& [k, v] : alt.dims)
+          if (auto it = at.find(k); it != at.end() && v.second > 4 * it->second) too_large = true;
+        for (const auto& m : alt.axes)
+          if (auto it = at.find(m.axis); it != at.end() && m.to > 4 * it->second) too_large = true;
+        if (too_large) alt = std::move(plain);
+      } else {
+        alt = reduce::reduce_case(base, po);
+      }
       auto second_applied = [&alt] {
         std::string t;
         for (const auto& a : alt.applied) t += (t.empty() ? "" : ", ") + a;
