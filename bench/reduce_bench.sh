@@ -128,15 +128,15 @@ phases() {
 import json, sys
 t = json.load(open(sys.argv[1]))["timings"]
 v = t.get("validate", 0)
-print(f'{t["read"]:.3f} | {v:.3f} | {t["validate_and_reduce"] - v:.3f} | {t.get("fold", 0):.3f} | {t["stage_build"]:.3f} | {t["stage_prove"]:.3f}')
+print(f'{t["read"]:.3f} | {v:.3f} | {t["validate_and_reduce"] - v:.3f} | {t.get("fold", 0):.3f} | {t["stage_build"]:.3f} | {t["stage_prove"]:.3f} | {t.get("second_look", 0):.3f}')
 PY
 )
     fi
   done
   echo "| \`${gen[*]}${ver[*]:+ (verify ${ver[*]})}\` | $best | $bt |"
 }
-echo "| layers curve end | read | validate | reduce (and validate the reduced instance) | fold | stage graph | prove | process (s) |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| layers curve end | read | validate | reduce (and validate the reduced instance) | fold | stage graph | prove | second look | process (s) |"
+echo "|---|---|---|---|---|---|---|---|---|"
 phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 16
 phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126
 phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126 -- --no-fold

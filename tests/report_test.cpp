@@ -197,7 +197,7 @@ TEST_F(ReportTest, JsonTimingsCoverEveryPhase) {
   ASSERT_EQ(r.rc, 0) << r.out;
   json t = read_json("r.json")["timings"];
   for (const char* k :
-       {"read", "validate_and_reduce", "validate", "fold", "stage_build", "stage_prove", "whole_check"})
+       {"read", "validate_and_reduce", "validate", "fold", "stage_build", "stage_prove", "whole_check", "second_look"})
     EXPECT_TRUE(t.contains(k) && t[k].is_number()) << k << " in " << t.dump();
   EXPECT_GT(t["read"].get<double>(), 0.0);
 }

@@ -101,6 +101,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
                   {"validate_and_reduce", v.reduce_seconds},
                   {"validate", v.validate_seconds},
                   {"fold", v.fold_seconds},
+                  {"second_look", v.second_look_seconds},
                   {"stage_build", v.stage_build_seconds},
                   {"stage_prove", v.stage_prove_seconds}, {"whole_check", v.whole_seconds}};
   j["stage_list"] = nlohmann::json::array();

@@ -1385,8 +1385,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
               // The first instance's graph and terms go before the second's are built.
               sr = StagedResult{};
               fr = reduce::Result{};
+              const auto l0 = std::chrono::steady_clock::now();
               if (auto nv = second_look(v, fold.kase, v.reductions, &fold.assumed)) return *nv;
               v.second_look = look_note;
+              v.second_look_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
             }
             v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
             return v;
@@ -1634,8 +1636,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     }
     if (r.changed && v.kind == VerdictKind::verified) {
       sr.graph.reset();
+      const auto l0 = std::chrono::steady_clock::now();
       if (auto nv = second_look(v, c, r.applied, nullptr)) return *nv;
       v.second_look = look_note;
+      v.second_look_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
     }
     if (schedule_deferred && v.kind != VerdictKind::mismatch) {
       progress_start(opt.progress, "simulating the schedule");

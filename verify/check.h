@@ -99,6 +99,7 @@ struct Verdict {
   double reduce_seconds = 0, stage_build_seconds = 0, stage_prove_seconds = 0, whole_seconds = 0;
   double validate_seconds = 0;  // of reduce_seconds: validating the plan as given
   double fold_seconds = 0;      // folding layers and validating the folded case (not its stages)
+  double second_look_seconds = 0;  // the second look at a reduced verdict (its instance reduced and checked)
   double read_seconds = 0;  // reading and converting the input (set by the caller that read it)
 };
 

@@ -1,4 +1,5 @@
 #include "frontend/mlir/shardings.h"
+#include <optional>
 
 #include <mlir/Dialect/Shard/IR/ShardOps.h>
 #include <mlir/IR/BuiltinTypes.h>
@@ -102,6 +103,25 @@ FuncShardings func_shardings(mlir::func::FuncOp f, const GridMesh& g) {
         throw Unsupported(loc_str(s.getLoc()) + ": unsupported: an argument annotated with two shardings");
       r = ri;
       found = true;
+    }
+    // Every use a shard.shard for its users, all with one sharding (after
+    // propagation: `add(shard(a), a)` annotates both operands): that one. A
+    // rule other than the partitioner's shows as a shape that does not match
+    // the partitioned argument (INVALID), never as a wrong placement.
+    if (!found && !a.use_empty()) {
+      std::optional<std::vector<ir::Range>> same;
+      bool all = true;
+      for (mlir::Operation* u : a.getUsers()) {
+        auto sh = mlir::dyn_cast<mlir::shard::ShardOp>(u);
+        if (!sh) {
+          all = false;
+          break;
+        }
+        auto ri = region_of(sh, g);
+        if (same && !(*same == ri)) all = false;
+        same = ri;
+      }
+      if (all && same) r = *same;
     }
     fs.args.push_back(r);  // unannotated: replicated, as the partitioner assumes
   }
