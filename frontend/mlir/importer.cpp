@@ -420,6 +420,16 @@ bool Importer::import_index(mlir::Operation& op) {
     if (iv && it && it.getWidth() == 1)
       unsupported(&op, "an integer of type i1 computed from an index (" + iv->e.str() +
                            "); only comparisons, constants and their and/or/xor are modeled as conditions");
+    // 64-bit values (and index) are modeled exactly while they fit: one that
+    // overflows on some rank wraps in MLIR, which is not modeled.
+    if (iv && (!it || it.getWidth() >= 64))
+      for_each_coordinate(mesh_, iv->e, [&](const ir::Bindings& b) {
+        int64_t x = 0;
+        if (!iv->e.try_eval(b, x))
+          unsupported(&op, "the value " + iv->e.str() +
+                               " overflows 64 bits (or divides inexactly) on some rank; integer wrap-around is not "
+                               "modeled");
+      });
     if (!iv || !it || it.getWidth() <= 1 || it.getWidth() >= 64) return;
     const int64_t lim = int64_t{1} << (it.getWidth() - 1);
     for_each_coordinate(mesh_, iv->e, [&](const ir::Bindings& b) {
