@@ -1,5 +1,7 @@
 #include "reduce/stages.h"
 
+#include "reduce/walk.h"
+
 #include <algorithm>
 #include <atomic>
 #include <charconv>
@@ -47,14 +49,6 @@ std::string num(double x) {
   return b;
 }
 
-bool rank_free(const ir::DimExpr& e) {
-  std::set<std::string> syms;
-  e.symbols(syms);
-  for (const auto& s : syms)
-    if (!s.empty() && s[0] == '$') return false;
-  return true;
-}
-
 // The attributes of an instruction as they enter a stage key, with peers,
 // tags and groups left out (the instance graph has resolved them): text with
 // the expressions that read coordinates or loop indices (`$` symbols) left
@@ -71,7 +65,7 @@ AttrKey make_attrs_key(const ir::Instr& ins, const ir::Bindings& shared) {
   std::vector<std::pair<size_t, ir::DimExpr>> per_instance;
   auto ev = [&](const ir::DimExpr& e) {
     if (e.is_const()) put(k, e.const_value());
-    else if (rank_free(e)) put_expr(k, e, shared);
+    else if (!has_coord(e)) put_expr(k, e, shared);
     else {
       per_instance.push_back({k.size(), e.bind(shared)});
     }
@@ -446,7 +440,7 @@ void StageGraph::build_stages() {
     cut_[static_cast<size_t>(z)] = 1;
     placement_spec_node_.push_back(z);
     bool fixed = true;
-    for (const auto& rg : pl.region) fixed = fixed && rank_free(rg.offset) && rank_free(rg.size);
+    for (const auto& rg : pl.region) fixed = fixed && !has_coord(rg.offset) && !has_coord(rg.size);
     std::vector<ir::Range> bound;
     auto bind = [&](const ir::DimExpr& e) -> const ir::DimExpr& {
       auto it = bound_memo.find(e.id());

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include "ir/interp.h"
@@ -1180,6 +1181,9 @@ Verdict staged_verdict(const StagedResult& sr, const ir::Case& proved, const Ver
 }
 }  // namespace
 
+// "dp 64 -> 2, dim B 1024 -> 4": a reduction's list as one line.
+static std::string comma_list(const std::vector<std::string>& xs) { return fmt::format("{}", fmt::join(xs, ", ")); }
+
 // Plans up to this many rank-instructions as given are also run numerically
 // after their reduced instance verifies (see verify_case).
 constexpr size_t kCrossCheckRankInstructions = 200'000;
@@ -1239,8 +1243,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     auto second_look = [&](const Verdict& v, const ir::Case& base, const std::vector<std::string>& reductions,
                            const std::set<std::string>* assumed) -> std::optional<Verdict> {
       if (v.kind != VerdictKind::verified) return std::nullopt;
-      std::string applied;
-      for (const auto& a : reductions) applied += (applied.empty() ? "" : ", ") + a;
+      const std::string applied = comma_list(reductions);
       // A difference confirmed on the plan as given is its counterexample.
       auto as_given_mismatch = [&](Verdict nv) {
         nv.cex->found_by += "; found on the plan as given, whose reduced instance (" + applied +
@@ -1289,11 +1292,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       } else {
         alt = reduce::reduce_case(base, po);
       }
-      auto second_applied = [&alt] {
-        std::string t;
-        for (const auto& a : alt.applied) t += (t.empty() ? "" : ", ") + a;
-        return t;
-      };
+      auto second_applied = [&alt] { return comma_list(alt.applied); };
       // Nothing to reduce at those sizes: the second instance is `base` itself.
       const ir::Case& second_case = alt.changed ? alt.reduced : base;
       if (!alt.changed) alt.applied = {"none: the " + std::string(assumed ? "folded case" : "plan") + " as given"};
@@ -1468,8 +1467,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       if (!loose.changed || loose.applied == r.applied) return std::nullopt;
       Verdict nv = Checker(loose.reduced, file, opt, true).refute_only();
       if (nv.kind != VerdictKind::mismatch) return std::nullopt;
-      std::string applied;
-      for (const auto& a : loose.applied) applied += (applied.empty() ? "" : ", ") + a;
+      const std::string applied = comma_list(loose.applied);
       nv.cex->found_by += "; found on an instance reduced further than the one checked, past literals that equal a size "
                           "only at its reduced value (" + applied + ")";
       loose_case = &loose.reduced;
@@ -1560,8 +1558,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
             ") as written";
         for (const auto& [text, val] : rd.as) readings += ", as " + text;
       }
-      std::string applied;
-      for (const auto& a : reread.applied) applied += (applied.empty() ? "" : ", ") + a;
+      const std::string applied = comma_list(reread.applied);
       first.cex->found_by +=
           "; found on an instance reduced past literals that equal a size as given (" + applied +
           "), shown as written and under each reading of them (" + readings + "; " +
@@ -1623,9 +1620,8 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         if (!d.empty()) return invalid_verdict(d);
         Verdict gv = staged_verdict(gsr, c, opt);
         gv.verified_ranks = c.plan.mesh.num_ranks();
-        std::string applied;
-        for (const auto& a : (reread_case ? reread : loose_case ? loose : full_case ? full : r).applied)
-          applied += (applied.empty() ? "" : ", ") + a;
+        const std::string applied =
+            comma_list((reread_case ? reread : loose_case ? loose : full_case ? full : r).applied);
         gv.second_look = "the reduced instance (" + applied + ") differs at " + (v.cex ? v.cex->value : "?") +
                          ", but the plan as given proves by stages: a literal or index stands for a size that "
                          "the reduction changed, so the difference is the reduced instance's only";
