@@ -35,8 +35,18 @@ class NcclComm : public Communicator {
   NcclComm(std::unique_ptr<Communicator> boot, bool bf16) : boot_(std::move(boot)), bf16_(bf16) {
     int ndev = cuda::device_count();
     if (ndev == 0) throw Unsupported("no CUDA device (--backend cuda)");
-    // One GPU per process: the launcher's node-local rank picks it.
+    // One GPU per process: the launcher's node-local rank picks it. NCCL
+    // refuses two ranks of one communicator on one device ("invalid usage"),
+    // so more ranks on a node than it has GPUs is said up front, by name.
     const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_RANK");
+    if (!local) local = std::getenv("MPI_LOCALRANKID");  // MPICH, Intel MPI
+    const char* nlocal = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (!nlocal) nlocal = std::getenv("MPI_LOCALNRANKS");
+    if (nlocal && std::atoll(nlocal) > ndev)
+      throw Unsupported(fmt::format(
+          "--backend cuda with --ranks mpi needs one GPU per rank: {} ranks on this node, {} "
+          "visible CUDA device{} (run the plan's ranks by threads, or on more GPUs)",
+          nlocal, ndev, ndev == 1 ? "" : "s"));
     int dev = static_cast<int>((local ? std::atoll(local) : boot_->rank()) % ndev);
     cuda_check(cudaSetDevice(dev), "cudaSetDevice");
     cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
