@@ -2,11 +2,11 @@
 
 #include <climits>
 #include <functional>
-#include <variant>
 #include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <variant>
 
 #include "reduce/walk.h"
 
@@ -16,20 +16,25 @@ namespace {
 
 using K = ir::DimExpr::Kind;
 
-bool binary(const ir::DimExpr& e) { return e.kind() != K::Const && e.kind() != K::Sym && e.kind() != K::Neg; }
+bool binary(const ir::DimExpr& e) {
+  return e.kind() != K::Const && e.kind() != K::Sym && e.kind() != K::Neg;
+}
 
 // Attributes whose value is an index, a count or a number the op computes
 // with, not a shape (a shape is checked as given): offsets, and float
 // attributes written as sizes (`factor: tp` for a mean over tp).
 bool index_attr(const ir::Op& op, const std::string& a) {
-  if (a == "offset" || a == "q_offset" || a == "k_offset" || a == "k" || a == "step" || a == "root") return true;
+  if (a == "offset" || a == "q_offset" || a == "k_offset" || a == "k" || a == "step" || a == "root")
+    return true;
   return float_attr(op, a);
 }
 
 // The text of `e` with every symbol written `_`, and its symbols in order.
 void skeleton(const ir::DimExpr& e, std::string& out, std::vector<std::string>& syms) {
   switch (e.kind()) {
-    case K::Const: out += std::to_string(e.const_value()); return;
+    case K::Const:
+      out += std::to_string(e.const_value());
+      return;
     case K::Sym:
       out += '_';
       syms.push_back(e.name());
@@ -39,7 +44,8 @@ void skeleton(const ir::DimExpr& e, std::string& out, std::vector<std::string>& 
       skeleton(e.lhs(), out, syms);
       out += ')';
       return;
-    default: break;
+    default:
+      break;
   }
   static const char* op[] = {"", "", "+", "-", "*", "/", "%", ""};
   out += '(';
@@ -70,10 +76,23 @@ bool one_renaming(const std::vector<std::string>& a, const std::vector<std::stri
   return true;
 }
 
+// The largest coordinate-free subterms of `e`, by text.
+void largest_terms(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
+  if (e.kind() == K::Const) return;
+  if (!has_coord(e)) return out.push_back(e);
+  if (e.kind() == K::Neg) largest_terms(e.lhs(), out);
+  if (binary(e)) {
+    largest_terms(e.lhs(), out);
+    largest_terms(e.rhs(), out);
+  }
+}
+
 struct Collector {
   const ir::Bindings& given;
   std::map<std::string, SizeTerms::Term> terms;
   std::unordered_set<const void*> seen_all, seen_index;
+  std::set<std::pair<std::string, std::string>>
+      same_op;  // (index term, a term of its op's attributes)
 
   void add(const ir::DimExpr& e, bool index) {
     if (e.kind() == K::Const) return;
@@ -123,12 +142,23 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
   for (const auto& [k, v] : c.plan.dims) dims.insert(k);
   if (c.spec)
     for (const auto& [k, v] : c.spec->dims) dims.insert(k);
-  Collector col{given, {}, {}, {}};
+  Collector col{given, {}, {}, {}, {}};
   for (const auto& [k, v] : given)
     if (!k.empty() && k[0] != '$') col.add(ir::DimExpr::sym(k), false);
   for_each_expr(c, [&](const ir::DimExpr& e, const Where& w) {
     col.all(e);
     if (w.type || w.placement) return;  // shapes; placements below
+    if (all_pairs && w.attr && w.op && index_attr(*w.op, *w.attr)) {
+      std::vector<ir::DimExpr> mine, theirs;
+      largest_terms(e, mine);
+      for (const auto& [k, a] : w.op->attrs) {
+        if (auto* x = std::get_if<ir::DimExpr>(&a)) largest_terms(*x, theirs);
+        if (auto* d = std::get_if<ir::Dims>(&a))
+          for (const auto& x : *d) largest_terms(x, theirs);
+      }
+      for (const auto& m : mine)
+        for (const auto& o : theirs) col.same_op.emplace(m.str(), o.str());
+    }
     if ((w.attr && w.op && index_attr(*w.op, *w.attr)) || has_coord(e))
       col.index(e, [&](std::set<std::string>& near) {
         for (const auto& [k, a] : w.op->attrs) {
@@ -147,7 +177,18 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
         }
       });
   SizeTerms out;
-  for (auto& [s, t] : col.terms) out.terms.push_back(std::move(t));
+  std::map<std::string, size_t> at;
+  for (auto& [s, t] : col.terms) {
+    at[s] = out.terms.size();
+    out.terms.push_back(std::move(t));
+  }
+  for (const auto& [m, o] : col.same_op) {
+    auto i = at.find(m), j = at.find(o);
+    if (i == at.end() || j == at.end() || i->second == j->second) continue;
+    const SizeTerms::Term &a = out.terms[i->second], &b = out.terms[j->second];
+    if (a.given != b.given && a.given > 1 && b.given > 1)
+      out.ordered.emplace_back(i->second, j->second);
+  }
   // Terms grouped by their text with symbols blanked; within a group, an
   // index term and a term whose symbols differ from its by one renaming.
   std::map<std::string, std::vector<size_t>> groups;
@@ -178,13 +219,15 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
         // An axis alone pairs with every other axis (`factor: tp` for a
         // mean over dp): there are few, and reading one for another is the
         // slip.
-        if (out.terms[i].expr.kind() == K::Sym && axes.count(renamed.first) != axes.count(renamed.second)) continue;
-        if (out.terms[i].expr.kind() == K::Sym && !axes.count(renamed.first) && !out.terms[i].near.count(renamed.second))
+        if (out.terms[i].expr.kind() == K::Sym &&
+            axes.count(renamed.first) != axes.count(renamed.second))
+          continue;
+        if (out.terms[i].expr.kind() == K::Sym && !axes.count(renamed.first) &&
+            !out.terms[i].near.count(renamed.second))
           continue;
         if (out.terms[i].given != out.terms[j].given) {
           if (!all_pairs) out.pairs.emplace_back(i, j);
-        }
-        else if (dims.count(renamed.first) && dims.count(renamed.second))
+        } else if (dims.count(renamed.first) && dims.count(renamed.second))
           out.ties.push_back(renamed);
       }
     }
@@ -192,16 +235,22 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
 }
 
 std::string Coincidence::str() const {
-  return index->expr.str() + " and " + other->expr.str() + " (" + std::to_string(index->given) + " and " +
-         std::to_string(other->given) + " as given) would both be " + std::to_string(value);
+  std::string head = index->expr.str() + " and " + other->expr.str() + " (" +
+                     std::to_string(index->given) + " and " + std::to_string(other->given) +
+                     " as given)";
+  if (value == other_value) return head + " would both be " + std::to_string(value);
+  return head + " would be " + std::to_string(value) + " and " + std::to_string(other_value) +
+         ", in reverse order";
 }
 
-size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b, std::optional<Coincidence>* first) {
+size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b,
+                          std::optional<Coincidence>* first, bool ordered) {
   std::vector<std::optional<int64_t>> val(t.terms.size());
   auto value = [&](size_t i) -> std::optional<int64_t> {
     if (!val[i]) {
       int64_t v;
-      val[i] = t.terms[i].expr.try_eval(b, v) ? std::optional<int64_t>(v) : std::optional<int64_t>(INT64_MIN);
+      val[i] = t.terms[i].expr.try_eval(b, v) ? std::optional<int64_t>(v)
+                                              : std::optional<int64_t>(INT64_MIN);
     }
     return *val[i] == INT64_MIN ? std::nullopt : val[i];
   };
@@ -209,10 +258,52 @@ size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b, std::option
   for (const auto& [i, j] : t.pairs) {
     auto a = value(i), c = value(j);
     if (!a || !c || *a != *c) continue;
-    if (first && !*first) *first = Coincidence{&t.terms[i], &t.terms[j], *a};
+    if (first && !*first) *first = Coincidence{&t.terms[i], &t.terms[j], *a, *c};
     ++n;
   }
+  if (ordered)
+    for (const auto& [i, j] : t.ordered) {
+      auto a = value(i), c = value(j);
+      if (!a || !c || (*a != *c && (*a < *c) == (t.terms[i].given < t.terms[j].given))) continue;
+      if (first && !*first) *first = Coincidence{&t.terms[i], &t.terms[j], *a, *c};
+      ++n;
+    }
   return n;
+}
+
+int direction(const ir::DimExpr& e, const std::string& x) {
+  using K = ir::DimExpr::Kind;
+  auto both = [](int p, int q) {  // the sum of two parts that move p and q
+    if (p == 0) return q;
+    if (q == 0 || p == q) return p;
+    return 2;
+  };
+  auto neg = [](int d) { return d == 2 ? 2 : -d; };
+  switch (e.kind()) {
+    case K::Const:
+      return 0;
+    case K::Sym:
+      return e.name() == x ? 1 : 0;
+    case K::Neg:
+      return neg(direction(e.lhs(), x));
+    case K::Add:
+      return both(direction(e.lhs(), x), direction(e.rhs(), x));
+    case K::Sub:
+      return both(direction(e.lhs(), x), neg(direction(e.rhs(), x)));
+    case K::Mul:
+      if (e.lhs().is_const())
+        return e.lhs().const_value() < 0 ? neg(direction(e.rhs(), x)) : direction(e.rhs(), x);
+      if (e.rhs().is_const())
+        return e.rhs().const_value() < 0 ? neg(direction(e.lhs(), x)) : direction(e.lhs(), x);
+      return both(direction(e.lhs(), x), direction(e.rhs(), x));
+    case K::Div:
+      return both(direction(e.lhs(), x), neg(direction(e.rhs(), x)));
+    case K::Mod: {
+      int l = direction(e.lhs(), x), r = direction(e.rhs(), x);
+      return l == 0 && r == 0 ? 0 : 2;
+    }
+  }
+  return 2;
 }
 
 }  // namespace parity::reduce

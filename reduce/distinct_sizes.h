@@ -39,6 +39,9 @@ struct SizeTerms {
   };
   std::vector<Term> terms;  // distinct texts; those that do not evaluate as given are left out
   std::vector<std::pair<size_t, size_t>> pairs;  // (index term, its variant), differing as given
+  // (index term, a term of the same op's attributes), differing as given:
+  // with `all_pairs`, kept in their order too (count_coincidences).
+  std::vector<std::pair<size_t, size_t>> ordered;
   // Dims renamed between an index term and a variant equal to it as given
   // (`S/tp` and `V/tp` with S = V = 32): lowered together, so that a plan
   // reading one for the other is as right reduced as it is given.
@@ -49,16 +52,28 @@ struct SizeTerms {
 // as given (Options::all_pairs).
 SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pairs = false);
 
-// A pair whose two terms have one value under `b`.
+// A pair whose two terms have one value under `b`, or, with `ordered`, whose
+// order under `b` is the reverse of their order as given.
 struct Coincidence {
   const SizeTerms::Term* index = nullptr;
   const SizeTerms::Term* other = nullptr;
-  int64_t value = 0;  // both, under `b`
+  int64_t value = 0;        // the index term's, under `b`
+  int64_t other_value = 0;  // the other's (== value unless the order is reversed)
   std::string str() const;
 };
 
 // How many pairs coincide under `b` (a term that does not evaluate under `b`
-// coincides with nothing); `first` gets one of them.
-size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b, std::optional<Coincidence>* first = nullptr);
+// coincides with nothing); `first` gets one of them. With `ordered`, a pair
+// of `t.ordered` whose order is reversed, or whose values are equal, counts
+// too: a slice at `$mb*M` where `$mb*(B/dp/cp/M)` is meant, with M = 32 < 64
+// as given, is in bounds there and at every reduced size that keeps M the
+// smaller, and out of bounds (so no instance to look at) where M is larger.
+size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b,
+                          std::optional<Coincidence>* first = nullptr, bool ordered = false);
+
+// How `e` moves when the symbol `x` grows, every symbol positive: 1 up, -1
+// down, 0 not at all, 2 either way or unknown (a remainder, a product of
+// parts that move apart).
+int direction(const ir::DimExpr& e, const std::string& x);
 
 }  // namespace parity::reduce

@@ -1074,13 +1074,34 @@ void tag_pins(const std::vector<std::vector<TagSite>>& progs, const ir::Bindings
 // the index term's first; else an axis), else pins every reduced size of both.
 bool coincidence_pins(const SizeTerms& sizes, const ir::Bindings& now,
                       const std::map<std::string, std::pair<int64_t, int64_t>>& changed, const ir::Mesh& mesh,
-                      std::map<std::string, int64_t>& floors, Why& floor_why, Why& pins) {
+                      std::map<std::string, int64_t>& floors, Why& floor_why, Why& pins, bool ordered) {
   std::optional<Coincidence> co;
-  if (count_coincidences(sizes, now, &co) == 0 || !co || !co->other) return false;
+  if (count_coincidences(sizes, now, &co, ordered) == 0 || !co || !co->other) return false;
   if (std::getenv("PARITY_REDUCE_TRACE")) std::fprintf(stderr, "  coincide: %s\n", co->str().c_str());
   std::set<std::string> a, b, diff;
   co->index->expr.symbols(a);
   co->other->expr.symbols(b);
+  if (co->value != co->other_value) {
+    // In reverse order: raise a reduced size that moves the term larger as
+    // given up, or the smaller down, and neither the other way (a dim before
+    // an axis: the axes' coordinates multiply the ranks).
+    const SizeTerms::Term* big = co->index->given > co->other->given ? co->index : co->other;
+    const SizeTerms::Term* small = big == co->index ? co->other : co->index;
+    std::set<std::string> all = a;
+    all.insert(b.begin(), b.end());
+    for (bool axes : {false, true})
+      for (const auto& x : all) {
+        if (!changed.count(x) || mesh.axis_index(x).has_value() != axes) continue;
+        if (axes ? now.at(x) + 1 > changed.at(x).first : now.at(x) + 1 >= changed.at(x).first) continue;
+        int up = direction(big->expr, x), down = direction(small->expr, x);
+        if (up == 2 || down == 2 || up < 0 || down > 0 || (up == 0 && down == 0)) continue;
+        floors[x] = now.at(x) + 1;
+        floor_why[x] = "at " + x + " = " + std::to_string(now.at(x)) + ", " + co->str() +
+                       "; an index reading one for the other would pass or leave the instance invalid";
+        return true;
+      }
+    return false;  // no size moves it the right way: the instance stays as it is
+  }
   for (const auto& x : a)
     if (!b.count(x)) diff.insert(x);
   for (const auto& x : b)
@@ -1184,7 +1205,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       tag_pins(tags, orig_base, nb, c.plan.mesh, pins);
       Why no_pins;  // the second look's instance raises floors only
       if (floor_rounds < (opt.second_look ? 16 : 64) &&
-          coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, opt.second_look ? no_pins : pins)) {
+          coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, opt.second_look ? no_pins : pins,
+                           opt.second_look)) {
         ++floor_rounds;
         if (std::getenv("PARITY_REDUCE_TRACE")) {
           std::string line = "floor round:";
