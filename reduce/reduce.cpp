@@ -13,6 +13,7 @@
 
 #include "ir/validate.h"
 #include "reduce/distinct_sizes.h"
+#include "reduce/id_ops.h"
 #include "reduce/walk.h"
 
 namespace parity::reduce {
@@ -992,29 +993,22 @@ std::vector<std::vector<TagSite>> tag_sites(const ir::Case& c) {
 
 // Every tag a site takes under `b` (its loops' values, and every coordinate
 // of each axis its tag reads); nullopt past `limit` evaluations.
-std::optional<std::set<int64_t>> tags_of(const TagSite& t, const ir::Bindings& b, const ir::Mesh& mesh,
-                                         size_t limit) {
+// The tags a site takes over its loops, with the coordinates in `b` (`$tp`
+// bound): nullopt past `budget` evaluations (counted down) or where a count
+// or the tag does not evaluate.
+std::optional<std::set<int64_t>> tags_of(const TagSite& t, const ir::Bindings& b, size_t& budget) {
   const ir::DimExpr& tag = std::get<ir::DimExpr>(*t.op->attr("tag"));
-  std::set<std::string> syms;
-  tag.symbols(syms);
   std::vector<std::pair<std::string, int64_t>> ranges;
+  size_t total = 1;
   for (const auto& [var, count] : t.loops) {
     int64_t n = 0;
     if (!count.try_eval(b, n) || n < 0) return std::nullopt;
+    if (n == 0) return std::set<int64_t>{};
     ranges.emplace_back("$" + var, n);
+    total *= static_cast<size_t>(n);
+    if (total > budget) return std::nullopt;
   }
-  for (const auto& x : syms)
-    if (x.size() > 1 && x[0] == '$' && mesh.axis_index(x.substr(1))) {
-      auto it = b.find(x.substr(1));
-      if (it == b.end()) return std::nullopt;
-      ranges.emplace_back(x, it->second);
-    }
-  size_t total = 1;
-  for (const auto& r : ranges) {
-    if (r.second == 0) return std::set<int64_t>{};
-    total *= static_cast<size_t>(r.second);
-    if (total > limit) return std::nullopt;
-  }
+  budget -= total;
   std::set<int64_t> out;
   ir::Bindings at = b;
   for (size_t k = 0; k < total; ++k) {
@@ -1039,32 +1033,66 @@ bool overlap(const std::set<int64_t>& a, const std::set<int64_t>& b) {
   return false;
 }
 
+// Whether two sites of one program (one rank: the coordinates are shared)
+// can carry one tag on some rank: nullopt past `limit` evaluations. Tags are
+// compared rank by rank: `$dp*M+$mb` and `$dp*M+$mb+4` meet on every rank at
+// M = 8 and on none at M = 4, while pooled over dp they meet at both.
+std::optional<bool> tags_meet(const TagSite& x, const TagSite& y, const ir::Bindings& b, const ir::Mesh& mesh,
+                              size_t limit) {
+  std::set<std::string> syms;
+  std::get<ir::DimExpr>(*x.op->attr("tag")).symbols(syms);
+  std::get<ir::DimExpr>(*y.op->attr("tag")).symbols(syms);
+  std::vector<std::pair<std::string, int64_t>> coords;
+  size_t total = 1;
+  for (const auto& s : syms)
+    if (s.size() > 1 && s[0] == '$' && mesh.axis_index(s.substr(1))) {
+      auto it = b.find(s.substr(1));
+      if (it == b.end() || it->second < 1) return std::nullopt;
+      coords.emplace_back(s, it->second);
+      total *= static_cast<size_t>(it->second);
+      if (total > limit) return std::nullopt;
+    }
+  size_t budget = limit;
+  ir::Bindings at = b;
+  for (size_t k = 0; k < total; ++k) {
+    size_t rest = k;
+    for (const auto& [name, n] : coords) {
+      at[name] = static_cast<int64_t>(rest % static_cast<size_t>(n));
+      rest /= static_cast<size_t>(n);
+    }
+    auto a = tags_of(x, at, budget);
+    if (!a) return std::nullopt;
+    auto c = tags_of(y, at, budget);
+    if (!c) return std::nullopt;
+    if (overlap(*a, *c)) return true;
+  }
+  return false;
+}
+
 void tag_pins(const std::vector<std::vector<TagSite>>& progs, const ir::Bindings& orig, const ir::Bindings& now,
               const ir::Mesh& mesh, Why& pins) {
-  constexpr size_t kLimit = 1 << 16;
-  for (const auto& sites : progs) {
-    std::vector<std::optional<std::set<int64_t>>> given, reduced;
-    for (const auto& t : sites) {
-      given.push_back(tags_of(t, orig, mesh, kLimit));
-      reduced.push_back(tags_of(t, now, mesh, kLimit));
-    }
+  constexpr size_t kLimit = 1 << 20;
+  for (const auto& sites : progs)
     for (size_t i = 0; i < sites.size(); ++i)
       for (size_t j = i + 1; j < sites.size(); ++j) {
-        if (sites[i].send != sites[j].send || !given[i] || !given[j] || !reduced[i] || !reduced[j]) continue;
-        const bool a = overlap(*given[i], *given[j]), r = overlap(*reduced[i], *reduced[j]);
-        if (a == r) continue;
+        if (sites[i].send != sites[j].send) continue;
+        const std::optional<bool> a = tags_meet(sites[i], sites[j], orig, mesh, kLimit),
+                                  r = tags_meet(sites[i], sites[j], now, mesh, kLimit);
+        if (a && r && *a == *r) continue;
         std::set<std::string> syms;
         for (const TagSite* t : {&sites[i], &sites[j]}) {
           std::get<ir::DimExpr>(*t->op->attr("tag")).symbols(syms);
           for (const auto& l : t->loops) l.second.symbols(syms);
         }
+        // Too many to compare: kept, as they would be if they differed.
         const std::string why = "the tags of " + sites[i].op->label() + " and " + sites[j].op->label() +
-                                (a ? " coincide as given but not reduced" : " coincide reduced but not as given") +
+                                (!a || !r ? " are too many to compare (more than " + std::to_string(kLimit) + ")"
+                                 : *a     ? " coincide as given but not reduced"
+                                          : " coincide reduced but not as given") +
                                 "; a message would go to another receive";
         for (const auto& x : syms)
           if (!x.empty() && x[0] != '$') pins.emplace(x, why);
       }
-  }
 }
 
 // An index term that would coincide with a size that differs from it as
@@ -1154,6 +1182,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   axis_blockers(c, blocked, frozen);
   loop_blockers(c, frozen);
   constant_index_blockers(c, blocked, frozen);
+  id_offset_blockers(c, blocked, frozen);
   if (!opt.mesh)
     for (const auto& a : c.plan.mesh.axes) blocked.emplace(a.name, "mesh reduction is off");
   std::map<std::string, int64_t> dims = all_dims(c);
@@ -1162,6 +1191,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   ir::Bindings orig_base = dims;
   for (const auto& a : c.plan.mesh.axes) orig_base[a.name] = a.size;
   const std::vector<IndexLit> index_lits = index_literals(c, orig_base);
+  const std::vector<IdLit> id_lits = id_literals(c, orig_base);
   const std::vector<MeanCount> means = mean_counts(c, orig_base);
   const SizeTerms sizes = size_terms(c, orig_base, opt.second_look);
   const std::vector<std::vector<TagSite>> tags = tag_sites(c);
@@ -1202,6 +1232,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       for (const auto& a : t.reduced.plan.mesh.axes) nb[a.name] = a.size;
       for (const auto& [k, v] : nd) nb[k] = v;
       index_literal_pins(index_lits, orig_base, nb, pins);
+      id_literal_pins(id_lits, orig_base, nb, pins);
       tag_pins(tags, orig_base, nb, c.plan.mesh, pins);
       Why no_pins;  // the second look's instance raises floors only
       if (floor_rounds < (opt.second_look ? 16 : 64) &&

@@ -566,17 +566,35 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
   thread_local NodeSet seen, pseen, pin, targets, spec_have;
   for (NodeSet* ns : {&seen, &pseen, &pin, &targets, &spec_have}) ns->reset(nodes_.size());
   // Spec slice.
-  auto spec_visit = [&](auto&& self, int32_t id, bool root) -> void {
-    if (!seen.insert(id)) return;
+  // Post-order walks with a stack of their own: an unplaced chain can be as
+  // long as a loop has iterations (131072 microbatches), past any call stack.
+  std::vector<std::pair<int32_t, size_t>> stack;  // node, next dep
+  auto post_order = [&](int32_t start, auto&& enter, std::vector<int32_t>& out) {
+    if (!enter(start, true)) return;
+    stack.assign(1, {start, 0});
+    while (!stack.empty()) {
+      const int32_t id = stack.back().first;
+      const Node& nd = nodes_[static_cast<size_t>(id)];
+      if (stack.back().second < nd.deps.size()) {
+        const int32_t d = nd.deps[stack.back().second++];
+        if (enter(d, false)) stack.emplace_back(d, 0);
+      } else {
+        out.push_back(id);
+        stack.pop_back();
+      }
+    }
+  };
+  // Spec slice: whether a node is expanded (else it is an input or seen).
+  auto spec_enter = [&](int32_t id, bool root) {
+    if (!seen.insert(id)) return false;
     const Node& nd = nodes_[static_cast<size_t>(id)];
     if (nd.instr < 0 || (!root && cut_[static_cast<size_t>(id)])) {
       s.spec_inputs.push_back(id);
-      return;
+      return false;
     }
-    for (int32_t d : nd.deps) self(self, d, false);
-    s.spec_nodes.push_back(id);
+    return true;
   };
-  spec_visit(spec_visit, sid, true);
+  post_order(sid, spec_enter, s.spec_nodes);
   // Obligations.
   // The region is part of the key: one rank may place two partial sums on
   // two regions of one spec value (balanced context-parallel chunks).
@@ -615,16 +633,15 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
   }
   if (s.obligations.empty()) return std::nullopt;
   // Plan slice: each member's op, and what it reads back to placed instances.
-  auto visit = [&](auto&& self, int32_t id) -> void {
+  auto plan_enter = [&](int32_t id, bool) {
     const Node& nd = nodes_[static_cast<size_t>(id)];
     if (!nd.placements.empty()) {
       if (pin.insert(id)) s.plan_inputs.push_back(id);
-      return;
+      return false;
     }
-    if (!pseen.insert(id)) return;
+    if (!pseen.insert(id)) return false;
     if (nd.instr < 0) throw ir::EvalError("an unplaced program input");
-    for (int32_t d : nd.deps) self(self, d);
-    s.plan_nodes.push_back(id);
+    return true;
   };
   for (const auto& o : s.obligations)
     for (int32_t m : o.members) {
@@ -634,7 +651,7 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
         continue;
       }
       if (!targets.insert(m)) continue;
-      for (int32_t d : nd.deps) visit(visit, d);
+      for (int32_t d : nd.deps) post_order(d, plan_enter, s.plan_nodes);
       s.plan_nodes.push_back(m);
     }
   // Seeds that name spec values outside the slice join its inputs.

@@ -32,6 +32,11 @@ class UnknownInput : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Caps the process's address space (PARITY_MAX_MEMORY_GB, default 80% of
+// physical memory; 0: none), so that running out of memory is an UNKNOWN
+// verdict, not the OOM killer's.
+void limit_memory();
+
 // Loads `CASE` or `SPEC PLAN` (a spec file and a plan file). Throws ir::InvalidInput.
 ir::Case load_case(const std::vector<std::string>& files);
 // "a.pbtxt" or "spec.pbtxt + plan.pbtxt", for messages.

@@ -151,6 +151,7 @@ void add_verify(CLI::App& app, Action& run) {
     if ((json_out == "-") + (junit_out == "-") + (sarif_out == "-") > 1)
       throw CLI::ValidationError("--json/--junit/--sarif", "only one report can go to stdout (-)");
     run = [] {
+      limit_memory();
       std::string label = files_label(files);
       ir::Case c;
       opt.reduce = !no_reduce;

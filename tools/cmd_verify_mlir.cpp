@@ -26,6 +26,7 @@ void add_verify_mlir(CLI::App& app, Action& run) {
   cmd->add_option("--points", opt.random_points, "concrete screening points");
   cmd->callback([&run] {
     run = [] {
+      limit_memory();
       frontend::mlirio::Partitioned p;
       try {
         p = frontend::mlirio::partition_and_import(file, mopt);

@@ -1,5 +1,7 @@
 #include <fmt/format.h>
 
+#include <new>
+
 #include "ir/error.h"
 #include "tools/cli.h"
 
@@ -29,6 +31,10 @@ int main(int argc, char** argv) {
     return run ? run() : kInvalid;
   } catch (const UnknownInput& e) {
     fmt::print("UNKNOWN  {}\n", e.what());
+    return kUnknown;
+  } catch (const std::bad_alloc&) {
+    fmt::print("UNKNOWN  ran out of memory (tensors too large at the sizes checked; the limit is "
+               "PARITY_MAX_MEMORY_GB, default 80% of physical memory)\n");
     return kUnknown;
   } catch (const parity::ir::InvalidInput& e) {
     fmt::print(stderr, "INVALID: {}\n", e.what());

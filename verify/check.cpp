@@ -28,6 +28,7 @@
 #include "verify/term.h"
 #include "verify/inputs.h"
 #include "verify/staged.h"
+#include "verify/term_estimate.h"
 
 namespace parity::verify {
 
@@ -406,6 +407,15 @@ class Checker {
         v.reason = "the plan unrolls to more than " + std::to_string(opt_.max_rank_instructions) +
                    " rank-instructions after reduction (see the reduction notes for what could not be reduced)" +
                    (numeric_note_.empty() ? std::string() : "; " + numeric_note_);
+        return v;
+      }
+      if (size_t terms = symbolic_terms_upto(c_, base, opt_.max_terms); terms > opt_.max_terms) {
+        if (auto v = try_numeric()) return *v;
+        Verdict v;
+        v.kind = VerdictKind::unknown;
+        v.reason = "the symbolic check would build more than " + std::to_string(opt_.max_terms) +
+                   " terms (tensors too large after reduction: see the reduction notes for what could not be "
+                   "reduced); " + (numeric_note_.empty() ? "no difference at the numeric points" : numeric_note_);
         return v;
       }
     }
@@ -1219,6 +1229,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     StageOptions so;
     so.expand_budget = std::min<size_t>(opt.expand_budget, 5000);
     so.max_rank_instructions = opt.max_rank_instructions;
+    so.max_terms = opt.max_terms;
     so.cache_dir = opt.cache_dir;
     so.progress = opt.progress;
     so.threads = opt.threads ? opt.threads : std::max(1u, std::thread::hardware_concurrency());

@@ -24,6 +24,11 @@ struct VerifyOptions {
   // Unrolled rank-instructions the full (unreduced) plan may have; beyond it
   // the verdict is UNKNOWN rather than an unbounded run.
   size_t max_rank_instructions = 20'000'000;
+  // Symbolic terms a whole-instance check may build (each result element, a
+  // matmul's element counted once per contracted index), about 250 bytes
+  // each: a vocabulary of 32768 kept whole would otherwise take the machine's
+  // memory. Beyond it the verdict is UNKNOWN after a numeric search.
+  size_t max_terms = 20'000'000;
   // Verify a reduced instance (mesh, microbatch and shape reduction, reduce/)
   // when its preconditions hold; the original's schedule is then simulated on
   // the reduced mesh only beyond this many events.

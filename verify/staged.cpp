@@ -19,6 +19,7 @@
 #include "verify/inputs.h"
 #include "verify/sum_chains.h"
 #include "verify/term.h"
+#include "verify/term_estimate.h"
 
 namespace parity::verify {
 
@@ -391,6 +392,16 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
   StagedResult r;
   auto t0 = Clock::now();
   try {
+    {
+      ir::Bindings base = c.plan.dims;
+      if (c.spec)
+        for (const auto& [k, v] : c.spec->dims) base.emplace(k, v);
+      if (symbolic_terms_upto(c, base, opt.max_terms, false) > opt.max_terms) {
+        r.reason = "the spec alone would build more than " + std::to_string(opt.max_terms) +
+                   " symbolic terms (tensors too large at these sizes)";
+        return r;
+      }
+    }
     progress_start(opt.progress, "building stages");
     auto graph =
         std::make_shared<const reduce::StageGraph>(c, opt.threads, opt.spec_types, opt.max_rank_instructions,
@@ -475,6 +486,8 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
           why = e.what();
         } catch (const std::out_of_range& e) {
           why = std::string("stages do not apply: ") + e.what();
+        } catch (const std::bad_alloc&) {
+          why = "ran out of memory proving the stage (its tensors are too large at these sizes)";
         }
         if (!why.empty()) {
           {
@@ -539,6 +552,8 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     r.reason = e.what();
   } catch (const std::out_of_range& e) {
     r.reason = std::string("stages do not apply: ") + e.what();
+  } catch (const std::bad_alloc&) {
+    r.reason = "ran out of memory building or proving stages (tensors too large at these sizes)";
   }
   r.prove_seconds = std::chrono::duration<double>(Clock::now() - t0).count() - r.build_seconds;
   return r;

@@ -64,6 +64,9 @@ struct StageShards {
 struct StageOptions {
   size_t expand_budget = 5000;
   size_t max_rank_instructions = 20'000'000;
+  // Past this many symbolic terms for the spec alone (term_estimate.h), which
+  // every proof by stages builds, the stages are not tried.
+  size_t max_terms = 20'000'000;
   // Proved stages are recorded here by their full canonical key and skipped
   // when met again (a later run of the same or an edited plan). A hit needs
   // the whole key to match, not only its hash.

@@ -404,6 +404,8 @@ bool Importer::import_index(mlir::Operation& op) {
   if (auto c = mlir::dyn_cast<ar::ConstantOp>(op)) {
     auto ia = mlir::dyn_cast<mlir::IntegerAttr>(c.getValue());
     if (!ia) unsupported(&op, "constant");
+    // Past 64 bits (an i128 2^64) getSExtValue would keep the low bits only.
+    if (!i1 && ia.getValue().getSignificantBits() > 64) unsupported(&op, "an integer constant past 64 bits");
     int64_t v = i1 ? (ia.getValue().isZero() ? 0 : 1) : ia.getValue().getSExtValue();
     if (i1) set(r, CondVal{[v](const ir::Bindings&) { return v != 0; }});
     else set(r, IndexVal{ir::DimExpr(v)});

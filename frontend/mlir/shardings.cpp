@@ -5,6 +5,7 @@
 #include <mlir/IR/BuiltinTypes.h>
 
 #include "frontend/mlir/api.h"
+#include "ir/error.h"
 #include "frontend/mlir/context.h"
 
 namespace parity::frontend::mlirio {
@@ -20,6 +21,12 @@ GridMesh grid_of(mlir::ModuleOp m) {
     for (int64_t s : grid.getShape()) {
       if (mlir::ShapedType::isDynamic(s))
         throw Unsupported(loc_str(grid.getLoc()) + ": unsupported: a grid with a dynamic size");
+      // MLIR's verifier accepts it, and shard-partition divides by it.
+      if (s < 1)
+        throw ir::InvalidInput(ir::Diag{"", "", "", "",
+                                        loc_str(grid.getLoc()) + ": shard.grid @" + grid.getSymName().str() + " axis " +
+                                            std::to_string(k) + " has size " + std::to_string(s) +
+                                            "; every grid axis needs at least one process"});
       g.mesh.axes.push_back({"ax" + std::to_string(k++), s});
     }
   }

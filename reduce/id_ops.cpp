@@ -1,0 +1,220 @@
+#include "reduce/id_ops.h"
+
+#include <functional>
+#include <set>
+#include <variant>
+
+#include "ir/validate.h"
+
+namespace parity::reduce {
+
+namespace {
+
+// Which operand holds the ids, for the ops that compare ids with an offset.
+int id_operand(const ir::Op& op) {
+  if (op.kind == "one_hot" || op.kind == "embedding_grad") return 0;
+  if (op.kind == "embedding" || op.kind == "pick") return 1;
+  return -1;
+}
+
+// Ops whose result holds values of their operands, moved or repeated
+// (ir/id_ranges.cpp's list, and the collectives that move values).
+bool moves_values(const std::string& k) {
+  return k == "reshape" || k == "transpose" || k == "slice" || k == "concat" ||
+         k == "broadcast_to" || k == "identity" || k == "pad" || k == "cast" || k == "allgather" ||
+         k == "all_to_all" || k == "broadcast" || k == "recv";
+}
+
+void producers(const ir::Graph& g, std::map<std::string, const ir::Op*>& out) {
+  for (const auto& op : g.ops) {
+    for (const auto& r : op.results) out[r] = &op;
+    for (const auto& reg : op.regions) producers(reg, out);
+  }
+}
+
+// The graph inputs that `v` holds values of, through ops that move values;
+// false where it reaches anything else (a fill, arithmetic, a loop's
+// carried value).
+bool sources(const std::string& v, const std::map<std::string, const ir::Op*>& prod,
+             const std::set<std::string>& inputs, std::set<std::string>& out,
+             std::set<std::string>& seen) {
+  if (!seen.insert(v).second) return true;
+  if (inputs.count(v)) {
+    out.insert(v);
+    return true;
+  }
+  auto p = prod.find(v);
+  if (p == prod.end() || !moves_values(p->second->kind)) return false;
+  if (p->second->kind == "recv")
+    return true;  // values of another rank's: checked where they are sent
+  for (const auto& o : p->second->operands)
+    if (!sources(o, prod, inputs, out, seen)) return false;
+  return true;
+}
+
+void offset_syms(const ir::Op& op, std::set<std::string>& syms) {
+  for (const char* key : {"offset"})
+    if (const ir::Attr* a = op.attr(key); a && std::holds_alternative<ir::DimExpr>(*a))
+      std::get<ir::DimExpr>(*a).symbols(syms);
+}
+
+}  // namespace
+
+void id_offset_blockers(const ir::Case& c, Why& axes, Why& frozen) {
+  for (const auto& prog : c.plan.programs) {
+    std::map<std::string, const ir::Op*> prod;
+    producers(prog.graph, prod);
+    const std::set<std::string> inputs(prog.graph.inputs.begin(), prog.graph.inputs.end());
+    std::map<std::string, std::set<std::string>> counts;  // loop var -> symbols of its count
+    std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
+      for (const auto& op : g.ops) {
+        if (op.kind == "loop") {
+          const ir::Attr* v = op.attr("var");
+          const ir::Attr* n = op.attr("count");
+          if (v && n && std::holds_alternative<std::string>(*v) &&
+              std::holds_alternative<ir::DimExpr>(*n))
+            std::get<ir::DimExpr>(*n).symbols(counts[std::get<std::string>(*v)]);
+        }
+        for (const auto& reg : op.regions) walk(reg);
+        const int k = id_operand(op);
+        if (k < 0 || static_cast<size_t>(k) >= op.operands.size()) continue;
+        std::set<std::string> syms;
+        offset_syms(op, syms);
+        bool coord = false;
+        for (const auto& s : syms) coord |= !s.empty() && s[0] == '$';
+        if (!coord) continue;
+        std::set<std::string> src, seen;
+        if (sources(op.operands[static_cast<size_t>(k)], prod, inputs, src, seen)) continue;
+        // The coordinates, and the sizes the offset steps by (`$dp*(B/dp)`
+        // meets an id 296 at dp = 37 only while B/dp is 8), are kept.
+        const std::string why =
+            "the offset of " + prog.name + " op " + op.label() +
+            " reads a coordinate and meets ids the program computes (not ids of an input): "
+            "the op is a switch on that coordinate";
+        for (const auto& sym : syms) {
+          if (sym.empty()) continue;
+          const std::string x = sym[0] == '$' ? sym.substr(1) : sym;
+          if (c.plan.mesh.axis_index(x))
+            axes.emplace(x, why);
+          else if (sym[0] != '$')
+            frozen.emplace(x, why);
+          if (sym[0] == '$')
+            for (const auto& cs : counts[x]) frozen.emplace(cs, why);
+        }
+      }
+    };
+    walk(prog.graph);
+  }
+}
+
+std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
+  std::vector<IdLit> out;
+  if (!c.spec) return out;
+  // The symbolic range of the spec's id values (ir/id_ranges.cpp, as
+  // expressions): the table each reaches, back through ops that move values.
+  ir::DiagList ignored;
+  const ir::TypeMap st = ir::check_graph(c.spec->graph, given, nullptr, ir::Diag{}, ignored);
+  auto dim = [&](const std::string& v, size_t k) -> std::optional<ir::DimExpr> {
+    auto it = st.find(v);
+    if (it == st.end() || it->second.shape.size() <= k) return std::nullopt;
+    return it->second.shape[k];
+  };
+  std::map<std::string, std::vector<ir::DimExpr>> range;
+  std::map<std::string, const ir::Op*> sprod;
+  producers(c.spec->graph, sprod);
+  std::function<void(const ir::Graph&)> ranges = [&](const ir::Graph& g) {
+    for (const auto& op : g.ops) {
+      for (const auto& reg : op.regions) ranges(reg);
+      std::optional<ir::DimExpr> n;
+      std::string ids;
+      if (op.kind == "embedding" && op.operands.size() >= 2)
+        n = dim(op.operands[0], 0), ids = op.operands[1];
+      if ((op.kind == "cross_entropy" || op.kind == "cross_entropy_grad" || op.kind == "pick") &&
+          op.operands.size() >= 2)
+        n = dim(op.operands[1 - 1], 1), ids = op.operands[1];
+      for (const char* key : {"vocab", "depth"})
+        if ((op.kind == "embedding_grad" || op.kind == "one_hot") && !op.operands.empty())
+          if (const ir::Attr* a = op.attr(key); a && std::holds_alternative<ir::DimExpr>(*a))
+            n = std::get<ir::DimExpr>(*a), ids = op.operands[0];
+      if (!n || ids.empty()) continue;
+      std::vector<std::string> work{ids};
+      std::set<std::string> seen;
+      while (!work.empty()) {
+        std::string v = work.back();
+        work.pop_back();
+        if (!seen.insert(v).second) continue;
+        range[v].push_back(*n);
+        auto p = sprod.find(v);
+        if (p != sprod.end() && moves_values(p->second->kind))
+          for (const auto& o : p->second->operands) work.push_back(o);
+      }
+    }
+  };
+  ranges(c.spec->graph);
+  auto add = [&](const ir::Op& op, const std::vector<ir::DimExpr>* rs, const std::string& where) {
+    const ir::Attr* a = op.attr("offset");
+    if (!a || !std::holds_alternative<ir::DimExpr>(*a) || !std::get<ir::DimExpr>(*a).is_const())
+      return;
+    const int64_t k = std::get<ir::DimExpr>(*a).const_value();
+    if (k < 2) return;  // 0 and 1 are ids at every reduced size (a range is at least 2)
+    auto push = [&](const std::vector<ir::DimExpr>& v) {
+      for (const auto& n : v)
+        if (!n.is_const()) out.push_back({k, n, where + " op " + op.label() + " attribute offset"});
+    };
+    if (rs) return push(*rs);
+    for (const auto& [v, r] : range) push(r);  // ids of unknown origin: every range
+  };
+  std::function<void(const ir::Graph&, const std::string&,
+                     const std::function<const std::vector<ir::DimExpr>*(const std::string&)>&)>
+      walk = [&](const ir::Graph& g, const std::string& where, const auto& of) {
+        for (const auto& op : g.ops) {
+          for (const auto& reg : op.regions) walk(reg, where, of);
+          const int k = id_operand(op);
+          if (k >= 0 && static_cast<size_t>(k) < op.operands.size())
+            add(op, of(op.operands[static_cast<size_t>(k)]), where);
+        }
+      };
+  walk(c.spec->graph, "spec", [&](const std::string& v) -> const std::vector<ir::DimExpr>* {
+    auto it = range.find(v);
+    return it == range.end() ? nullptr : &it->second;
+  });
+  for (const auto& prog : c.plan.programs) {
+    std::map<std::string, const ir::Op*> prod;
+    producers(prog.graph, prod);
+    const std::set<std::string> inputs(prog.graph.inputs.begin(), prog.graph.inputs.end());
+    std::vector<std::vector<ir::DimExpr>> keep;  // ranges gathered per op, alive for `add`
+    walk(prog.graph, "program " + prog.name,
+         [&](const std::string& v) -> const std::vector<ir::DimExpr>* {
+           std::set<std::string> src, seen;
+           if (!sources(v, prod, inputs, src, seen) || src.empty()) return nullptr;
+           std::vector<ir::DimExpr> rs;
+           for (const auto& in : src)
+             for (const auto& pl : c.plan.placements)
+               if (pl.program == prog.name && pl.value == in)
+                 if (auto it = range.find(pl.spec_value); it != range.end())
+                   rs.insert(rs.end(), it->second.begin(), it->second.end());
+           if (rs.empty()) return nullptr;
+           keep.push_back(std::move(rs));
+           return &keep.back();
+         });
+  }
+  return out;
+}
+
+void id_literal_pins(const std::vector<IdLit>& lits, const ir::Bindings& given,
+                     const ir::Bindings& now, Why& pins) {
+  for (const auto& lit : lits) {
+    int64_t ng = 0, nn = 0;
+    if (!lit.range.try_eval(given, ng) || !lit.range.try_eval(now, nn)) continue;
+    if (!(lit.value < ng) || lit.value < nn) continue;
+    std::set<std::string> syms;
+    lit.range.symbols(syms);
+    for (const auto& s : syms)
+      if (!s.empty() && s[0] != '$')
+        pins.emplace(s, "the literal id " + std::to_string(lit.value) + " in " + lit.where +
+                            " is an id of [0, " + lit.range.str() + ") as given (" +
+                            std::to_string(ng) + ") but not reduced (" + std::to_string(nn) + ")");
+  }
+}
+
+}  // namespace parity::reduce
