@@ -44,9 +44,26 @@ bool sources(const std::string& v, const std::map<std::string, const ir::Op*>& p
     return true;
   }
   auto p = prod.find(v);
-  if (p == prod.end() || !moves_values(p->second->kind)) return false;
-  if (p->second->kind == "recv")
-    return true;  // values of another rank's: checked where they are sent
+  if (p == prod.end()) return false;
+  const ir::Op& op = *p->second;
+  // Id 0 matches the first coordinate of a run and the first microbatch,
+  // which every reduced instance keeps: `where(mask, labels, 0)` (a masked
+  // label) stays ids of an input.
+  if (op.kind == "fill") {
+    const ir::Attr* a = op.attr("value");
+    double x = 1;
+    if (a && std::holds_alternative<double>(*a)) x = std::get<double>(*a);
+    if (a && std::holds_alternative<ir::DimExpr>(*a) && std::get<ir::DimExpr>(*a).is_const())
+      x = static_cast<double>(std::get<ir::DimExpr>(*a).const_value());
+    return x == 0;
+  }
+  if (op.kind == "where") {  // the mask chooses; the values are those of operands 1 and 2
+    for (size_t k = 1; k < op.operands.size(); ++k)
+      if (!sources(op.operands[k], prod, inputs, out, seen)) return false;
+    return true;
+  }
+  if (!moves_values(op.kind)) return false;
+  if (op.kind == "recv") return true;  // values of another rank's: checked where they are sent
   for (const auto& o : p->second->operands)
     if (!sources(o, prod, inputs, out, seen)) return false;
   return true;
@@ -151,19 +168,57 @@ std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
     }
   };
   ranges(c.spec->graph);
-  auto add = [&](const ir::Op& op, const std::vector<ir::DimExpr>* rs, const std::string& where) {
-    const ir::Attr* a = op.attr("offset");
-    if (!a || !std::holds_alternative<ir::DimExpr>(*a) || !std::get<ir::DimExpr>(*a).is_const())
-      return;
-    const int64_t k = std::get<ir::DimExpr>(*a).const_value();
-    if (k < 2) return;  // 0 and 1 are ids at every reduced size (a range is at least 2)
-    auto push = [&](const std::vector<ir::DimExpr>& v) {
-      for (const auto& n : v)
-        if (!n.is_const()) out.push_back({k, n, where + " op " + op.label() + " attribute offset"});
-    };
-    if (rs) return push(*rs);
-    for (const auto& [v, r] : range) push(r);  // ids of unknown origin: every range
+  // Literal ids among the values an id operand is computed from (up to 64
+  // values back, stopping at other id ops): a clamp `minimum(ids, 32766)`
+  // or a shift `add_scalar(ids, -32000)` before a comparison with 0.
+  auto cone_literals = [&](const std::string& v, const std::map<std::string, const ir::Op*>& prod,
+                           std::vector<std::pair<int64_t, std::string>>& ks) {
+    std::vector<std::string> work{v};
+    std::set<std::string> seen;
+    for (size_t budget = 64; !work.empty() && budget > 0; --budget) {
+      const std::string x = work.back();
+      work.pop_back();
+      if (!seen.insert(x).second) continue;
+      auto p = prod.find(x);
+      if (p == prod.end()) continue;
+      const ir::Op& op = *p->second;
+      if (op.kind == "fill" || op.kind == "add_scalar") {
+        const ir::Attr* a = op.attr("value");
+        double val = 0;
+        if (a && std::holds_alternative<double>(*a)) val = std::get<double>(*a);
+        if (a && std::holds_alternative<ir::DimExpr>(*a) && std::get<ir::DimExpr>(*a).is_const())
+          val = static_cast<double>(std::get<ir::DimExpr>(*a).const_value());
+        const double id = op.kind == "fill" ? val : -val;
+        if (id >= 2 && id < 9.0e15 && id == static_cast<double>(static_cast<int64_t>(id)))
+          ks.emplace_back(static_cast<int64_t>(id), "op " + op.label() + " attribute value");
+        if (op.kind == "fill") continue;
+      }
+      if (id_operand(op) >= 0 || op.kind == "loop") continue;
+      for (const auto& o : op.operands) work.push_back(o);
+    }
   };
+  auto add = [&](const ir::Op& op, const std::vector<ir::DimExpr>* rs, const std::string& where,
+                 const std::map<std::string, const ir::Op*>& prod) {
+    std::vector<std::pair<int64_t, std::string>> ks;  // literal id, where it is written
+    const ir::Attr* a = op.attr("offset");
+    if (a && std::holds_alternative<ir::DimExpr>(*a) && std::get<ir::DimExpr>(*a).is_const() &&
+        std::get<ir::DimExpr>(*a).const_value() >= 2)  // 0 and 1 are ids at every reduced size
+      ks.emplace_back(std::get<ir::DimExpr>(*a).const_value(),
+                      "op " + op.label() + " attribute offset");
+    cone_literals(op.operands[static_cast<size_t>(id_operand(op))], prod, ks);
+    for (const auto& [k, at] : ks) {
+      auto push = [&](const std::vector<ir::DimExpr>& v) {
+        for (const auto& n : v)
+          if (!n.is_const())
+            out.push_back({k, n, where + " " + at + " (ids of " + op.label() + ")"});
+      };
+      if (rs)
+        push(*rs);
+      else
+        for (const auto& [v, r] : range) push(r);  // ids of unknown origin: every range
+    }
+  };
+  const std::map<std::string, const ir::Op*>* scope_prod = &sprod;
   std::function<void(const ir::Graph&, const std::string&,
                      const std::function<const std::vector<ir::DimExpr>*(const std::string&)>&)>
       walk = [&](const ir::Graph& g, const std::string& where, const auto& of) {
@@ -171,7 +226,7 @@ std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
           for (const auto& reg : op.regions) walk(reg, where, of);
           const int k = id_operand(op);
           if (k >= 0 && static_cast<size_t>(k) < op.operands.size())
-            add(op, of(op.operands[static_cast<size_t>(k)]), where);
+            add(op, of(op.operands[static_cast<size_t>(k)]), where, *scope_prod);
         }
       };
   walk(c.spec->graph, "spec", [&](const std::string& v) -> const std::vector<ir::DimExpr>* {
@@ -181,6 +236,7 @@ std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
   for (const auto& prog : c.plan.programs) {
     std::map<std::string, const ir::Op*> prod;
     producers(prog.graph, prod);
+    scope_prod = &prod;
     const std::set<std::string> inputs(prog.graph.inputs.begin(), prog.graph.inputs.end());
     std::vector<std::vector<ir::DimExpr>> keep;  // ranges gathered per op, alive for `add`
     walk(prog.graph, "program " + prog.name,

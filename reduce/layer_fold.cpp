@@ -57,6 +57,14 @@ class ScopeFold {
       for (const ir::Op* op : it->second.ops)
         for (const auto& w : op->operands) check_read(*op, w, l);
     }
+    // A dropped layer's loop slot is checked whether or not an op reads it:
+    // a slot only placed (a gradient accumulated into a value nothing reads)
+    // is dropped with its layer, so it must be the image of the
+    // representative's.
+    for (const auto& [w, d] : def_)
+      if (d.kind == Def::body_input || d.kind == Def::loop_result)
+        if (auto l = slot_layer(*d.op, d.index); l && rep_.count(*l))
+          check_slot_image(*d.op, d.index, *l);
     // Every placement on a dropped layer's value has its image on the
     // representative's (values no op of the block reads, a loop result,
     // are not compared with the ops).
@@ -257,7 +265,9 @@ class ScopeFold {
   }
   // A placed value a layer may read: of a layer (its name shifts with the
   // layer's image), or neutral.
-  bool placed_read(std::string_view w) const { return placed(w) && (!layer_tokens(w).empty() || neutral(w)); }
+  bool placed_read(std::string_view w) const {
+    return placed(w) && (!layer_tokens(w).empty() || neutral(w));
+  }
 
   std::optional<int64_t> block(const ir::Op* op) const {
     auto it = gl_.block_of.find(op);
@@ -325,7 +335,8 @@ class ScopeFold {
         // A value computed without layers is the same value for the image
         // only if its name carries no layer number (the image reads the same
         // name) and it comes from no one layer's values.
-        if (block(d.op) == l || placed_read(w) || (layer_tokens(w).empty() && layer_free(w))) return;
+        if (block(d.op) == l || placed_read(w) || (layer_tokens(w).empty() && layer_free(w)))
+          return;
         break;
       case Def::body_input:
       case Def::loop_result:
