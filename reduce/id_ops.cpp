@@ -206,7 +206,10 @@ std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
       ks.emplace_back(std::get<ir::DimExpr>(*a).const_value(),
                       "op " + op.label() + " attribute offset");
     cone_literals(op.operands[static_cast<size_t>(id_operand(op))], prod, ks);
-    for (const auto& [k, at] : ks) {
+    for (const auto& lit : ks) {
+      const int64_t k =
+          lit.first;  // named, not bound: older compilers capture no structured binding
+      const std::string& at = lit.second;
       auto push = [&](const std::vector<ir::DimExpr>& v) {
         for (const auto& n : v)
           if (!n.is_const())
