@@ -27,11 +27,12 @@ mlir::func::FuncOp pick_func(mlir::ModuleOp m, const Options& opt, const std::st
     ++n;
   }
   if (n == 0)
-    throw ir::InvalidInput(ir::Diag{path, "", "", "",
-                                    opt.func.empty() ? "no func.func with a body"
-                                                     : "no func.func named '" + opt.func + "'"});
+    throw ir::InvalidInput(ir::Diag{
+        path, "", "", "",
+        opt.func.empty() ? "no func.func with a body" : "no func.func named '" + opt.func + "'"});
   if (n > 1)
-    throw ir::InvalidInput(ir::Diag{path, "", "", "", "several functions: pick one with --func NAME"});
+    throw ir::InvalidInput(
+        ir::Diag{path, "", "", "", "several functions: pick one with --func NAME"});
   return found;
 }
 
@@ -42,8 +43,9 @@ mlir::func::FuncOp same_func(mlir::ModuleOp m, mlir::func::FuncOp like, const st
   return pick_func(m, o, path);
 }
 
-ir::Case build_case(mlir::func::FuncOp spec_f, mlir::func::FuncOp propagated_f, mlir::func::FuncOp plan_f,
-                    const GridMesh& g, const std::string& spec_path, const std::string& plan_path) {
+ir::Case build_case(mlir::func::FuncOp spec_f, mlir::func::FuncOp propagated_f,
+                    mlir::func::FuncOp plan_f, const GridMesh& g, const std::string& spec_path,
+                    const std::string& plan_path) {
   ir::Case c;
   Importer si(Mode::spec, ir::Mesh{}, spec_path);
   si.import_func(spec_f);
@@ -55,11 +57,12 @@ ir::Case build_case(mlir::func::FuncOp spec_f, mlir::func::FuncOp propagated_f, 
   pi.import_func(plan_f);
   FuncShardings fs = func_shardings(propagated_f, g);
   auto nargs = plan_f.getNumArguments(), nres = plan_f.getNumResults();
-  if (nargs != spec_f.getNumArguments() || nres != spec_f.getNumResults() || fs.args.size() != nargs ||
-      fs.results.size() != nres)
+  if (nargs != spec_f.getNumArguments() || nres != spec_f.getNumResults() ||
+      fs.args.size() != nargs || fs.results.size() != nres)
     throw ir::InvalidInput(ir::Diag{plan_path, "", "", "",
-                                    "the plan function has " + std::to_string(nargs) + " arguments and " +
-                                        std::to_string(nres) + " results, the spec " +
+                                    "the plan function has " + std::to_string(nargs) +
+                                        " arguments and " + std::to_string(nres) +
+                                        " results, the spec " +
                                         std::to_string(spec_f.getNumArguments()) + " and " +
                                         std::to_string(spec_f.getNumResults())});
   ir::Plan plan;
@@ -82,7 +85,8 @@ ir::Case build_case(mlir::func::FuncOp spec_f, mlir::func::FuncOp propagated_f, 
   // The plan's undefined tensors are spec inputs that no spec output reads.
   for (const auto& u : pi.undefs) {
     spec.graph.inputs.push_back(u.name);
-    spec.graph.types[u.name] = ir::TensorType{ir::DType::f32, ir::Dims(u.spec_shape.begin(), u.spec_shape.end())};
+    spec.graph.types[u.name] =
+        ir::TensorType{ir::DType::f32, ir::Dims(u.spec_shape.begin(), u.spec_shape.end())};
   }
   for (auto& p : pi.undef_placements) plan.placements.push_back(std::move(p));
   c.spec = std::move(spec);
@@ -99,9 +103,20 @@ void reject_unmodeled_shardings(mlir::ModuleOp m) {
     if (!s.getStaticHaloSizes().empty() || !s.getDynamicHaloSizes().empty())
       bad = loc_str(s.getLoc()) + ": unsupported sharding: halo sizes are not supported";
     else if (!s.getStaticShardedDimsOffsets().empty() || !s.getDynamicShardedDimsOffsets().empty())
-      bad = loc_str(s.getLoc()) + ": unsupported sharding: explicit sharded_dims_offsets are not supported";
+      bad = loc_str(s.getLoc()) +
+            ": unsupported sharding: explicit sharded_dims_offsets are not supported";
   });
   if (!bad.empty()) throw Unsupported(bad);
+}
+
+// MLIR 22 prints the sharding of a rank-0 tensor as `split_axes = []`, which
+// its own parser rejects ("expected '['"); `[[]]`, no split axes either, is
+// what it reads. Only text the parser would reject is changed.
+std::string reparsable(std::string text) {
+  const std::string bad = "split_axes = []", good = "split_axes = [[]]";
+  for (size_t at = text.find(bad); at != std::string::npos; at = text.find(bad, at + good.size()))
+    text.replace(at, bad.size(), good);
+  return text;
 }
 
 std::string print_clean(mlir::ModuleOp m) {
@@ -121,27 +136,30 @@ Partitioned partition_and_import(const std::string& path, const Options& opt) {
   auto f = pick_func(*m, opt, path);
   reject_unmodeled_shardings(*m);
   PipelineOutput po = run_pipeline(s, *m, true);
-  auto prop = s.parse_text(po.propagated, path + " after sharding-propagation");
-  auto part = s.parse_text(po.partitioned, path + " after shard-partition");
+  auto prop = s.parse_text(reparsable(po.propagated), path + " after sharding-propagation");
+  auto part = s.parse_text(reparsable(po.partitioned), path + " after shard-partition");
   Partitioned out;
   out.partitioned = print_clean(*part);
   out.c = build_case(f, same_func(*prop, f, path), same_func(*part, f, path), g, path, path);
   return out;
 }
 
-ir::Case import_pair(const std::string& spec_path, const std::string& plan_path, const Options& opt) {
+ir::Case import_pair(const std::string& spec_path, const std::string& plan_path,
+                     const Options& opt) {
   Session ss, ps;
   auto sm = ss.parse_file(spec_path);
   auto pm = ps.parse_file(plan_path);
   GridMesh g = grid_of(*sm);
   GridMesh pg = grid_of(*pm);
   if (pg.mesh.axes.size() != g.mesh.axes.size() || !(pg.mesh == g.mesh))
-    throw ir::InvalidInput(ir::Diag{plan_path, "", "", "", "the plan's grid differs from the spec's"});
+    throw ir::InvalidInput(
+        ir::Diag{plan_path, "", "", "", "the plan's grid differs from the spec's"});
   pg.grid = g.grid;
   auto f = pick_func(*sm, opt, spec_path);
   PipelineOutput po = run_pipeline(ss, *sm, false);
-  auto prop = ss.parse_text(po.propagated, spec_path + " after sharding-propagation");
-  return build_case(f, same_func(*prop, f, spec_path), same_func(*pm, f, plan_path), g, spec_path, plan_path);
+  auto prop = ss.parse_text(reparsable(po.propagated), spec_path + " after sharding-propagation");
+  return build_case(f, same_func(*prop, f, spec_path), same_func(*pm, f, plan_path), g, spec_path,
+                    plan_path);
 }
 
 }  // namespace parity::frontend::mlirio

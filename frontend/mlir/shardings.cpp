@@ -1,12 +1,13 @@
 #include "frontend/mlir/shardings.h"
-#include <optional>
 
 #include <mlir/Dialect/Shard/IR/ShardOps.h>
 #include <mlir/IR/BuiltinTypes.h>
 
+#include <optional>
+
 #include "frontend/mlir/api.h"
-#include "ir/error.h"
 #include "frontend/mlir/context.h"
+#include "ir/error.h"
 
 namespace parity::frontend::mlirio {
 
@@ -15,7 +16,8 @@ GridMesh grid_of(mlir::ModuleOp m) {
   int grids = 0;
   for (auto grid : m.getOps<mlir::shard::GridOp>()) {
     if (++grids > 1)
-      throw Unsupported(loc_str(grid.getLoc()) + ": unsupported: more than one shard.grid in the module");
+      throw Unsupported(loc_str(grid.getLoc()) +
+                        ": unsupported: more than one shard.grid in the module");
     g.grid = grid.getSymName().str();
     int64_t k = 0;
     for (int64_t s : grid.getShape()) {
@@ -24,8 +26,9 @@ GridMesh grid_of(mlir::ModuleOp m) {
       // MLIR's verifier accepts it, and shard-partition divides by it.
       if (s < 1)
         throw ir::InvalidInput(ir::Diag{"", "", "", "",
-                                        loc_str(grid.getLoc()) + ": shard.grid @" + grid.getSymName().str() + " axis " +
-                                            std::to_string(k) + " has size " + std::to_string(s) +
+                                        loc_str(grid.getLoc()) + ": shard.grid @" +
+                                            grid.getSymName().str() + " axis " + std::to_string(k) +
+                                            " has size " + std::to_string(s) +
                                             "; every grid axis needs at least one process"});
       g.mesh.axes.push_back({"ax" + std::to_string(k++), s});
     }
@@ -63,7 +66,10 @@ std::vector<ir::Range> region_of(mlir::shard::ShardOp s, const GridMesh& g) {
   auto t = mlir::dyn_cast<mlir::RankedTensorType>(s.getSrc().getType());
   if (!t || !t.hasStaticShape()) return fail("dynamic shapes are not supported");
   auto split = sop.getSplitAxes().getAxes();
-  if (split.size() > static_cast<size_t>(t.getRank())) return fail("more split dims than the tensor has");
+  // Lists past the rank must be empty (`[[]]` is how a rank-0 tensor is
+  // written unsplit; see api.cpp, reparsable).
+  for (size_t d = static_cast<size_t>(t.getRank()); d < split.size(); ++d)
+    if (!split[d].asArrayRef().empty()) return fail("more split dims than the tensor has");
   std::vector<ir::Range> r;
   bool sharded = false;
   for (int64_t d = 0; d < t.getRank(); ++d) {
@@ -71,17 +77,19 @@ std::vector<ir::Range> region_of(mlir::shard::ShardOp s, const GridMesh& g) {
     std::vector<int64_t> axes;
     if (static_cast<size_t>(d) < split.size())
       for (auto a : split[static_cast<size_t>(d)].asArrayRef()) {
-        if (a < 0 || static_cast<size_t>(a) >= g.mesh.axes.size()) return fail("grid axis out of range");
+        if (a < 0 || static_cast<size_t>(a) >= g.mesh.axes.size())
+          return fail("grid axis out of range");
         axes.push_back(a);
       }
     int64_t n = 1;
     for (auto a : axes) n *= g.mesh.axes[static_cast<size_t>(a)].size;
     if (D % n != 0)
-      return fail("dim " + std::to_string(d) + " of size " + std::to_string(D) + " split " + std::to_string(n) +
-                  " ways (uneven shards)");
+      return fail("dim " + std::to_string(d) + " of size " + std::to_string(D) + " split " +
+                  std::to_string(n) + " ways (uneven shards)");
     if (n > 1) sharded = true;
     int64_t size = D / n;
-    r.push_back({n > 1 ? linear_index(g.mesh, axes) * ir::DimExpr(size) : ir::DimExpr(int64_t{0}), size});
+    r.push_back(
+        {n > 1 ? linear_index(g.mesh, axes) * ir::DimExpr(size) : ir::DimExpr(int64_t{0}), size});
   }
   if (!sharded) r.clear();  // a replica: the whole tensor
   return r;
@@ -107,7 +115,8 @@ FuncShardings func_shardings(mlir::func::FuncOp f, const GridMesh& g) {
       if (!s || s.getAnnotateForUsers()) continue;
       auto ri = region_of(s, g);
       if (found && !(ri == r))
-        throw Unsupported(loc_str(s.getLoc()) + ": unsupported: an argument annotated with two shardings");
+        throw Unsupported(loc_str(s.getLoc()) +
+                          ": unsupported: an argument annotated with two shardings");
       r = ri;
       found = true;
     }

@@ -1,4 +1,7 @@
-// expect: VERIFIED (sum of squares of a row-split 4x8 tensor into a rank-0 tensor<f32> loss; MLIR partitions it correctly (local sum, zeroed init on rank 1, all_reduce). parity today: INVALID exit 2, "loss_rank0.mlir after sharding-propagation:11:51: error: expected '['": the propagated rank-0 sharding prints as `split_axes = []`, which MLIR cannot parse back. Command: parity verify-mlir found/rank0_loss.mlir)
+// expect-cmd: verify-mlir
+// expect-exit: 0
+// expect-error: VERIFIED
+// sum of squares of a row-split 4x8 tensor into a rank-0 tensor<f32> loss; MLIR partitions it correctly (local sum, zeroed init on rank 1, all_reduce). MLIR prints the rank-0 sharding as split_axes = [], which its parser rejects: parity once said INVALID.
 shard.grid @g(shape = 2)
 func.func @loss(%x: tensor<4x8xf32>) -> tensor<f32> {
   %rows = shard.sharding @g split_axes = [[0]] : !shard.sharding
