@@ -127,6 +127,30 @@ void id_offset_blockers(const ir::Case& c, Why& axes, Why& frozen) {
 std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
   std::vector<IdLit> out;
   if (!c.spec) return out;
+  // Most cases hold no literal that could be an id: skip typing the spec.
+  {
+    auto literal = [](const ir::Op& op, const char* key, double sign) {
+      const ir::Attr* a = op.attr(key);
+      double v = 0;
+      if (a && std::holds_alternative<double>(*a)) v = std::get<double>(*a);
+      if (a && std::holds_alternative<ir::DimExpr>(*a) && std::get<ir::DimExpr>(*a).is_const())
+        v = static_cast<double>(std::get<ir::DimExpr>(*a).const_value());
+      return sign * v >= 2;
+    };
+    bool any = false;
+    std::function<void(const ir::Graph&)> scan = [&](const ir::Graph& g) {
+      for (const auto& op : g.ops) {
+        if (any) return;
+        any = (op.kind == "fill" && literal(op, "value", 1)) ||
+              (op.kind == "add_scalar" && literal(op, "value", -1)) ||
+              (id_operand(op) >= 0 && literal(op, "offset", 1));
+        for (const auto& reg : op.regions) scan(reg);
+      }
+    };
+    scan(c.spec->graph);
+    for (const auto& prog : c.plan.programs) scan(prog.graph);
+    if (!any) return out;
+  }
   // The symbolic range of the spec's id values (ir/id_ranges.cpp, as
   // expressions): the table each reaches, back through ops that move values.
   ir::DiagList ignored;

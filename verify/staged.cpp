@@ -396,7 +396,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
       ir::Bindings base = c.plan.dims;
       if (c.spec)
         for (const auto& [k, v] : c.spec->dims) base.emplace(k, v);
-      if (symbolic_terms_upto(c, base, opt.max_terms, false) > opt.max_terms) {
+      if (symbolic_terms_upto(c, base, opt.max_terms, false, opt.spec_types) > opt.max_terms) {
         r.reason = "the spec alone would build more than " + std::to_string(opt.max_terms) +
                    " symbolic terms (tensors too large at these sizes)";
         return r;

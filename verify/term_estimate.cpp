@@ -59,9 +59,12 @@ struct Estimator {
     if (o.kind == "cross_entropy_grad") n += mul(out, extent(t, o.operands[0], -1));
     return n;
   }
-  size_t graph(const ir::Graph& g, const ir::Mesh* mesh) const {
+  size_t graph(const ir::Graph& g, const ir::Mesh* mesh, const ir::TypeMap* known = nullptr) const {
+    if (known) return count(g, *known);
     ir::DiagList ignored;
-    const ir::TypeMap t = ir::check_graph(g, base, mesh, ir::Diag{}, ignored);
+    return count(g, ir::check_graph(g, base, mesh, ir::Diag{}, ignored));
+  }
+  size_t count(const ir::Graph& g, const ir::TypeMap& t) const {
     size_t n = 0;
     for (const ir::Instr& ins : ir::flatten(g, base))
       if (ins.kind == ir::Instr::exec && ins.op) n += op(t, *ins.op);
@@ -71,9 +74,10 @@ struct Estimator {
 
 }  // namespace
 
-size_t symbolic_terms_upto(const ir::Case& c, const ir::Bindings& base, size_t cap, bool ranks) {
+size_t symbolic_terms_upto(const ir::Case& c, const ir::Bindings& base, size_t cap, bool ranks,
+                           const ir::TypeMap* spec_types) {
   Estimator e{base};
-  size_t total = c.spec ? e.graph(c.spec->graph, nullptr) : 0;
+  size_t total = c.spec ? e.graph(c.spec->graph, nullptr, spec_types) : 0;
   if (!ranks) return total;
   std::map<std::string, size_t> per;
   for (const auto& prog : c.plan.programs) per[prog.name] = e.graph(prog.graph, &c.plan.mesh);

@@ -5,6 +5,7 @@
 #include <cstddef>
 
 #include "ir/plan.h"
+#include "ir/validate.h"
 
 namespace parity::verify {
 
@@ -13,7 +14,8 @@ namespace parity::verify {
 // once per contracted index, a row-normalizing op's (softmax, its gradient,
 // cross-entropy's gradient, norms) once per element of its row; counted
 // until past `cap`.
+// `spec_types`: the spec's types when the caller has them (else inferred).
 size_t symbolic_terms_upto(const ir::Case& c, const ir::Bindings& base, size_t cap,
-                           bool ranks = true);
+                           bool ranks = true, const ir::TypeMap* spec_types = nullptr);
 
 }  // namespace parity::verify
