@@ -17,6 +17,7 @@ size_t mul(size_t a, size_t b) { return b && a > SIZE_MAX / b ? SIZE_MAX : a * b
 
 struct Estimator {
   const ir::Bindings& base;
+  mutable size_t largest = 0;  // of one instruction
 
   size_t elems(const ir::TypeMap& t, const std::string& v) const {
     auto it = t.find(v);
@@ -67,7 +68,11 @@ struct Estimator {
   size_t count(const ir::Graph& g, const ir::TypeMap& t) const {
     size_t n = 0;
     for (const ir::Instr& ins : ir::flatten(g, base))
-      if (ins.kind == ir::Instr::exec && ins.op) n += op(t, *ins.op);
+      if (ins.kind == ir::Instr::exec && ins.op) {
+        const size_t x = op(t, *ins.op);
+        largest = std::max(largest, x);
+        n += x;
+      }
     return n;
   }
 };
@@ -75,9 +80,10 @@ struct Estimator {
 }  // namespace
 
 size_t symbolic_terms_upto(const ir::Case& c, const ir::Bindings& base, size_t cap, bool ranks,
-                           const ir::TypeMap* spec_types) {
+                           const ir::TypeMap* spec_types, size_t* largest) {
   Estimator e{base};
   size_t total = c.spec ? e.graph(c.spec->graph, nullptr, spec_types) : 0;
+  if (largest) *largest = e.largest;
   if (!ranks) return total;
   std::map<std::string, size_t> per;
   for (const auto& prog : c.plan.programs) per[prog.name] = e.graph(prog.graph, &c.plan.mesh);

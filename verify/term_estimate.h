@@ -15,7 +15,9 @@ namespace parity::verify {
 // cross-entropy's gradient, norms) once per element of its row; counted
 // until past `cap`.
 // `spec_types`: the spec's types when the caller has them (else inferred).
+// `largest`: gets the largest count of one spec instruction.
 size_t symbolic_terms_upto(const ir::Case& c, const ir::Bindings& base, size_t cap,
-                           bool ranks = true, const ir::TypeMap* spec_types = nullptr);
+                           bool ranks = true, const ir::TypeMap* spec_types = nullptr,
+                           size_t* largest = nullptr);
 
 }  // namespace parity::verify
