@@ -5,13 +5,10 @@
 
 namespace parity::ir {
 
-namespace {
-// Ops whose result holds values of their operands, moved or repeated.
 bool moves_values(const std::string& kind) {
-  return kind == "reshape" || kind == "transpose" || kind == "slice" || kind == "concat" || kind == "broadcast_to" ||
-         kind == "identity" || kind == "pad" || kind == "cast";
+  return kind == "reshape" || kind == "transpose" || kind == "slice" || kind == "concat" ||
+         kind == "broadcast_to" || kind == "identity" || kind == "pad" || kind == "cast";
 }
-}  // namespace
 
 std::map<std::string, int64_t> id_ranges(const Spec& s, const TypeMap& types, const Bindings& b) {
   std::map<std::string, int64_t> r;
@@ -29,7 +26,8 @@ std::map<std::string, int64_t> id_ranges(const Spec& s, const TypeMap& types, co
     for (const auto& op : g.ops) {
       for (const auto& reg : op.regions) walk(reg);
       for (const auto& res : op.results) producer[res] = &op;
-      if (op.kind == "embedding" && op.operands.size() >= 2) at_least(op.operands[1], dim(op.operands[0], 0));
+      if (op.kind == "embedding" && op.operands.size() >= 2)
+        at_least(op.operands[1], dim(op.operands[0], 0));
       if ((op.kind == "cross_entropy" || op.kind == "cross_entropy_grad" || op.kind == "pick") &&
           op.operands.size() >= 2)
         at_least(op.operands[1], dim(op.operands[0], 1));

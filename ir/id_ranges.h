@@ -14,6 +14,10 @@
 
 namespace parity::ir {
 
+// Ops whose result holds values of their operands, moved or repeated
+// (reshape, slice, concat, cast, ...): ids pass through them unchanged.
+bool moves_values(const std::string& kind);
+
 // value -> its ids are in [0, range); values that reach no such op are absent.
 std::map<std::string, int64_t> id_ranges(const Spec& s, const TypeMap& types, const Bindings& b);
 

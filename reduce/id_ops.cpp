@@ -4,6 +4,7 @@
 #include <set>
 #include <variant>
 
+#include "ir/id_ranges.h"
 #include "ir/validate.h"
 
 namespace parity::reduce {
@@ -17,12 +18,11 @@ int id_operand(const ir::Op& op) {
   return -1;
 }
 
-// Ops whose result holds values of their operands, moved or repeated
-// (ir/id_ranges.cpp's list, and the collectives that move values).
+// Ops whose result holds values of their operands: ir's shape ops, and the
+// collectives that move values.
 bool moves_values(const std::string& k) {
-  return k == "reshape" || k == "transpose" || k == "slice" || k == "concat" ||
-         k == "broadcast_to" || k == "identity" || k == "pad" || k == "cast" || k == "allgather" ||
-         k == "all_to_all" || k == "broadcast" || k == "recv";
+  return ir::moves_values(k) || k == "allgather" || k == "all_to_all" || k == "broadcast" ||
+         k == "recv";
 }
 
 void producers(const ir::Graph& g, std::map<std::string, const ir::Op*>& out) {
