@@ -521,7 +521,8 @@ void consts_of(const ir::DimExpr& e, std::vector<int64_t>& out) {
 // Literals equal to a quantity the reduction changes would keep their value
 // while the quantity shrinks: a false alarm or a hidden bug. Returns the
 // symbols to keep, with the literal that pins them.
-// How many elements a spec `reduce_mean` averages (a product of dims, `B*F`):
+// How many elements a spec `reduce_mean` averages (a product of dims, `B*F`),
+// or a scaled `reduce_sum` sums:
 // a plan may write its reciprocal as a literal (`scale 1/24`), which no
 // single dim or product with a mesh axis equals. Found once, before the rounds.
 struct MeanCount {
@@ -536,8 +537,24 @@ std::vector<MeanCount> mean_counts(const ir::Case& c, const ir::Bindings& base) 
   if (!c.spec) return out;
   auto scan = [&](const ir::Graph& g, const std::string& scope, const ir::Mesh* mesh) {
     std::optional<ir::TypeMap> types;  // inferred only for a graph with a mean
+    // A mean is also written as a sum times a literal (`torch.mean` lowered
+    // to `sum * (1/numel)`): a `reduce_sum` whose result a `scale`, or a
+    // `mul` or `div` with a `fill`, reads counts as one.
+    std::set<std::string> fills, scaled;
     walk_ops(g, [&](const ir::Op& op) {
-      if (op.kind != "reduce_mean" || op.operands.empty()) return;
+      if (op.kind == "fill")
+        for (const auto& r : op.results) fills.insert(r);
+    });
+    walk_ops(g, [&](const ir::Op& op) {
+      if (op.kind == "scale" && !op.operands.empty()) scaled.insert(op.operands[0]);
+      if ((op.kind == "mul" || op.kind == "div") && op.operands.size() == 2) {
+        if (fills.count(op.operands[1])) scaled.insert(op.operands[0]);
+        if (op.kind == "mul" && fills.count(op.operands[0])) scaled.insert(op.operands[1]);
+      }
+    });
+    walk_ops(g, [&](const ir::Op& op) {
+      if (op.operands.empty() || op.results.empty()) return;
+      if (op.kind != "reduce_mean" && !(op.kind == "reduce_sum" && scaled.count(op.results[0]))) return;
       if (!types) {
         ir::DiagList ignored;
         types = mesh ? ir::check_graph(g, base, mesh, ir::Diag{}, ignored)
