@@ -239,7 +239,8 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
       c.report(nullptr, "input '" + in + "' has no declared type");
       continue;
     }
-    for (const auto& d : it->second.shape) {
+    for (size_t k = 0; k < it->second.shape.size(); ++k) {
+      const auto& d = it->second.shape[k];
       int64_t v;
       if (!d.try_eval(b, v)) {
         try {
@@ -248,7 +249,11 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
           c.report(nullptr, "input '" + in + "': " + e.what());
         }
       } else if (v < 1) {
-        c.report(nullptr, "input '" + in + "': dim " + d.str() + " = " + std::to_string(v) + " must be positive");
+        // Zero-size tensors are not supported (their ops and placements
+        // would need empty-region rules of their own).
+        c.report(nullptr, "input '" + in + "' of type " + it->second.str() + ": dim " + std::to_string(k) + " is " +
+                              (d.is_const() ? std::to_string(v) : d.str() + " = " + std::to_string(v)) +
+                              "; every dim must be at least 1 (zero-size tensors are not supported)");
       }
     }
     c.define(nullptr, in, it->second);

@@ -78,6 +78,8 @@ Shape Importer::static_shape(mlir::Type t, mlir::Operation* op) const {
   if (!rt.hasStaticShape()) unsupported(op, "dynamic shapes are not supported");
   if (!mlir::isa<mlir::FloatType>(rt.getElementType()))
     unsupported(op, "only float element types are modeled (the semantics are over the reals)");
+  for (int64_t d : rt.getShape())
+    if (d == 0) unsupported(op, "a zero-size tensor: parity models every dim as at least 1");
   return Shape(rt.getShape().begin(), rt.getShape().end());
 }
 

@@ -1,4 +1,7 @@
-// expect: VERIFIED (exp of a 8x0 tensor, rows split on 2 ranks: valid MLIR, both sides empty; MLIR partitions it to tensor<4x0xf32>. parity today: INVALID exit 2 "program spmd: input 'arg0': dim 0 = 0 must be positive": no line/op, and the zero dim is dim 1, not dim 0. Command: parity verify-mlir found/zero_size_dim.mlir)
+// expect-cmd: verify-mlir
+// expect-exit: 3
+// expect-error: a zero-size tensor
+// exp of a 8x0 tensor, rows split on 2 ranks: valid MLIR, both sides empty. parity models every dim as at least 1, so it is UNKNOWN with the line (it was INVALID naming the wrong dim and no line).
 shard.grid @g(shape = 2)
 func.func @f(%x: tensor<8x0xf32>) -> tensor<8x0xf32> {
   %s0 = shard.sharding @g split_axes = [[0]] : !shard.sharding
