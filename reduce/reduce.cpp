@@ -678,17 +678,42 @@ Why literal_pins(const ir::Case& c,
     const ir::Op* op;
     const ir::Op* shared;
     const std::string* key;
+    double spec_value = 0;  // nonzero: `value` is the plan's literal over the spec's in the op it rewrites
     std::string where() const {
-      return (program ? "program " + *program + " op " : std::string("spec op ")) + op->label() + " attribute " + *key;
+      std::string w =
+          (program ? "program " + *program + " op " : std::string("spec op ")) + op->label() + " attribute " + *key;
+      if (spec_value != 0) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, " (%.17g over the spec's %.17g)", value * spec_value, spec_value);
+        w += buf;
+      }
+      return w;
     }
+  };
+  // A plan op that rewrites a spec op (same kind, operands and results) with
+  // another value of a float attribute may have folded a size into it (lr
+  // 0.1/32768 where the plan sums over dp*M = 32768 instead of averaging):
+  // the ratio of the two is compared with the sizes as a literal is.
+  auto rewritten = [&](const ir::Op& op) -> const ir::Op* {
+    if (op.results.empty()) return nullptr;
+    auto it = spec_op.find(op.results[0]);
+    if (it == spec_op.end()) return nullptr;
+    const ir::Op& s = *it->second;
+    return s.kind == op.kind && s.results == op.results && s.operands == op.operands ? &s : nullptr;
   };
   std::vector<Lit> lits;
   for (const auto& prog : c.plan.programs)
     walk_ops(prog.graph, [&](const ir::Op& op) {
       const ir::Op* m = mirror_of(op);
       if (m) copied.insert(m);
+      const ir::Op* r = m ? nullptr : rewritten(op);
       for (const auto& [k, a] : op.attrs)
-        if (auto x = float_literal(op, k, a)) lits.push_back(Lit{*x, &prog.name, &op, m, &k});
+        if (auto x = float_literal(op, k, a)) {
+          lits.push_back(Lit{*x, &prog.name, &op, m, &k});
+          const ir::Attr* b = r ? r->attr(k) : nullptr;
+          std::optional<double> y = b ? float_literal(*r, k, *b) : std::nullopt;
+          if (y && *y != 0 && *y != *x && std::isfinite(*y)) lits.push_back(Lit{*x / *y, &prog.name, &op, m, &k, *y});
+        }
     });
   walk_ops(c.spec->graph, [&](const ir::Op& op) {
     const ir::Op* m = copied.count(&op) ? &op : nullptr;
@@ -709,7 +734,9 @@ Why literal_pins(const ir::Case& c,
       const double x = lit.value;
       const std::string& key = *lit.key;
       double a = std::fabs(x);
-      if (lit.shared || (key != "factor" && key != "value") || !std::isfinite(a) || a == 0 || a == 1) continue;
+      if (lit.shared || (key != "factor" && key != "value" && lit.spec_value == 0) || !std::isfinite(a) || a == 0 ||
+          a == 1)
+        continue;
       for (const auto& sized : changed) {
         // Named, not bound: lambdas below capture them (clang 14 cannot
         // capture structured bindings).
@@ -761,7 +788,8 @@ Why literal_pins(const ir::Case& c,
     // Readings with one value in the reduced instance are one run.
     auto add_reading = [&](const std::string& text, double r) {
       if (x < 0) r = -r;
-      if (r == x) return;  // the literal as written
+      if (lit.spec_value != 0) r *= lit.spec_value;  // a reading of the ratio: the literal it gives
+      if (r == (lit.spec_value != 0 ? x * lit.spec_value : x)) return;  // the literal as written
       for (auto& [t2, v] : rd.as)
         if (v == r) {
           if (t2.size() < 200) t2 += " or " + text;
@@ -820,7 +848,7 @@ Why literal_pins(const ir::Case& c,
       rd.program = lit.program ? *lit.program : std::string();
       rd.result = lit.op->results[0];
       rd.attr = *lit.key;
-      rd.value = x;
+      rd.value = lit.spec_value != 0 ? x * lit.spec_value : x;
       readings->push_back(std::move(rd));
     }
   }
