@@ -144,7 +144,12 @@ struct Sim {
           }
           co[i] = v;
         }
-        int64_t tag = c.tag->eval(b);
+        int64_t tag;
+        if (!c.tag->try_eval(b, tag)) {
+          err(rank, &op, "tag " + c.tag->str() + " cannot be evaluated (overflow, division by zero or an inexact division)" +
+                             (iter.empty() ? "" : " at " + iter));
+          return;
+        }
         int64_t peer = p.mesh.rank_of(co);
         if (peer == rank) {
           err(rank, &op, op.kind + " to itself" + (iter.empty() ? "" : " at " + iter));
@@ -215,6 +220,22 @@ struct Sim {
     return ot.per_rank ? eval_shape(*ot.type, bindings_of(rank)) : ot.shape;
   }
 
+  // The dtype a rank sends or receives with `op` (f32 when its value has no
+  // known type): a bf16 buffer receiving f32 bytes is another transfer size.
+  std::string dtype_of(int64_t rank, const Op& op, bool sent) {
+    type_of(rank, op, sent);
+    const OpType& ot = op_types.at({&op, sent});
+    return ot.type ? dtype_name(ot.type->dtype) : "";
+  }
+  // Type and shape, as the messages print them: "bf16[4,8]".
+  std::string type_str(int64_t rank, const Op& op, bool sent) {
+    auto s = type_of(rank, op, sent);
+    return dtype_of(rank, op, sent) + shape_str(s);
+  }
+  bool same_type(int64_t r1, const Op& o1, bool s1, int64_t r2, const Op& o2, bool s2) {
+    return type_of(r1, o1, s1) == type_of(r2, o2, s2) && dtype_of(r1, o1, s1) == dtype_of(r2, o2, s2);
+  }
+
   static std::string shape_str(const std::vector<int64_t>& s) {
     std::string r = "[";
     for (size_t i = 0; i < s.size(); ++i) r += (i ? "," : "") + std::to_string(s[i]);
@@ -229,7 +250,7 @@ struct Sim {
       if (const Attr* x = e.op->attr(k))
         a += (a.empty() ? "" : ", ") + std::string(k) + "=" + attr_str(*x);
     if (!a.empty()) s += " (" + a + ")";
-    return s + " of " + shape_str(type_of(rank, *e.op, true));
+    return s + " of " + type_str(rank, *e.op, true);
   }
 
   std::string group_str(int64_t g) const {
@@ -279,7 +300,7 @@ struct Sim {
                     p.mesh.rank_str(r0) + " (program '" + prog_of[r0]->name + "') issues only " +
                     std::to_string(ref.size()) + " collectives over the group");
           } else if (!same_collective(*ref[k], *mine[k]) ||
-                     type_of(q, *mine[k]->op, true) != type_of(r0, *ref[k]->op, true)) {
+                     !same_type(q, *mine[k]->op, true, r0, *ref[k]->op, true)) {
             err(q, mine[k]->op,
                 nth + " is " + coll_str(q, *mine[k]) + " at " + where(*mine[k]) + "; expected " +
                     coll_str(r0, *ref[k]) + " as " + where(*ref[k]) + who);
@@ -341,10 +362,9 @@ struct Sim {
             }
             const Event* s = it->second.front();
             it->second.pop_front();
-            auto st = type_of(e.peer, *s->op, true), rt = type_of(r, *e.op, false);
-            if (st != rt)
-              err(r, e.op, "receives " + shape_str(rt) + " but rank " + p.mesh.rank_str(e.peer) + " sends " + shape_str(st) +
-                               " at " + where(*s));
+            if (!same_type(e.peer, *s->op, true, r, *e.op, false))
+              err(r, e.op, "receives " + type_str(r, *e.op, false) + " but rank " + p.mesh.rank_str(e.peer) + " sends " +
+                               type_str(e.peer, *s->op, true) + " at " + where(*s));
             ++pc[r];
             progress = true;
           } else {
@@ -357,10 +377,10 @@ struct Sim {
               break;
             }
             // Everyone is here: they must all be issuing the same collective.
-            auto shape0 = type_of(w[0], *events[w[0]][pc[w[0]]].op, true);
+            const Op& op0 = *events[w[0]][pc[w[0]]].op;
             for (int64_t q : w) {
               const Event& f = events[q][pc[q]];
-              if (!same_collective(e, f) || type_of(q, *f.op, true) != shape0) {
+              if (!same_collective(e, f) || !same_type(q, *f.op, true, w[0], op0, true)) {
                 err(r, e.op, "ranks of one group issue different collectives: rank " + p.mesh.rank_str(r) + " at " +
                                  where(e) + ", rank " + p.mesh.rank_str(q) + " at " + where(f) +
                                  " (collectives issued in different orders deadlock or mix data)");

@@ -154,7 +154,7 @@ TEST(TiedEmbedding, ScheduleMatchesKindAndPositionAcrossPrograms) {
                      "(reduce=\"max\")"),
               std::string::npos)
         << e;
-    EXPECT_NE(e.find("expected allreduce (reduce=\"sum\") of ["), std::string::npos) << e;
+    EXPECT_NE(e.find("expected allreduce (reduce=\"sum\") of f32["), std::string::npos) << e;
   }
   {
     // The first stage issues the collective twice: the second has no partner.
