@@ -300,6 +300,45 @@ std::map<std::string, std::string> loop_counts(const ir::Case& c) {
   return out;
 }
 
+// Loop counts as expressions, with where they are (`cp-1` of a ring loop).
+std::vector<std::pair<ir::DimExpr, std::string>> loop_count_exprs(const ir::Case& c) {
+  std::vector<std::pair<ir::DimExpr, std::string>> out;
+  for (const auto& prog : c.plan.programs)
+    walk_ops(prog.graph, [&](const ir::Op& op) {
+      const ir::Attr* n = op.kind == "loop" ? op.attr("count") : nullptr;
+      if (n && std::holds_alternative<ir::DimExpr>(*n) && !std::get<ir::DimExpr>(*n).is_const())
+        out.emplace_back(std::get<ir::DimExpr>(*n), "program " + prog.name + " op " + op.label());
+    });
+  return out;
+}
+
+// A loop that runs several times as given must run at least twice reduced:
+// one iteration cannot show what it carries from one to the next (a ring of
+// `cp-1` steps rotated the wrong way is right at cp = 2, one step, where r+1
+// and r-1 are the same chunk). Raises the floor of a reduced size of the
+// count, the axes last; true when it raised one.
+bool loop_count_floors(const std::vector<std::pair<ir::DimExpr, std::string>>& counts, const ir::Bindings& given,
+                       const ir::Bindings& now, const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
+                       const ir::Mesh& mesh, std::map<std::string, int64_t>& floors, Why& floor_why) {
+  for (const auto& [e, where] : counts) {
+    int64_t before = 0, after = 0;
+    if (!e.try_eval(given, before) || !e.try_eval(now, after) || before < 2 || after >= 2) continue;
+    std::set<std::string> syms;
+    e.symbols(syms);
+    for (bool axes : {false, true})
+      for (const auto& x : syms) {
+        if (!changed.count(x) || mesh.axis_index(x).has_value() != axes || now.at(x) >= changed.at(x).first) continue;
+        if (direction(e, x) <= 0) continue;  // raising it would not raise the count
+        floors[x] = now.at(x) + 1;
+        floor_why[x] = "at " + x + " = " + std::to_string(now.at(x)) + ", the loop count " + e.str() + " of " + where +
+                       " is " + std::to_string(after) + " (" + std::to_string(before) +
+                       " as given): one iteration cannot show what the loop carries";
+        return true;
+      }
+  }
+  return false;
+}
+
 // Compresses each axis' coordinates: runs of coordinates that run the same
 // programs keep `keep` members.
 // `pad`: each reduced axis grows to the smallest divisor of its size that
@@ -1240,6 +1279,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   const std::vector<MeanCount> means = mean_counts(c, orig_base);
   const SizeTerms sizes = size_terms(c, orig_base, opt.second_look);
   const std::vector<std::vector<TagSite>> tags = tag_sites(c);
+  const auto count_exprs = loop_count_exprs(c);
   std::map<std::string, int64_t> floors;  // dims raised to keep sizes apart
   int floor_rounds = 0;
   Why floor_why;  // the last coincidence that raised each floor
@@ -1281,8 +1321,9 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       tag_pins(tags, orig_base, nb, c.plan.mesh, pins);
       Why no_pins;  // the second look's instance raises floors only
       if (floor_rounds < (opt.second_look ? 16 : 64) &&
-          coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, opt.second_look ? no_pins : pins,
-                           opt.second_look)) {
+          (loop_count_floors(count_exprs, orig_base, nb, changed, c.plan.mesh, floors, floor_why) ||
+           coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, opt.second_look ? no_pins : pins,
+                            opt.second_look))) {
         ++floor_rounds;
         if (std::getenv("PARITY_REDUCE_TRACE")) {
           std::string line = "floor round:";

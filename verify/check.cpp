@@ -1318,7 +1318,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         // cost), and a stage that does not prove is run numerically,
         // starting where it differs. Only a confirmed difference counts: a
         // stage the canonical forms miss is no reason to doubt the proof.
-        if (!opt.stages || opt.smt_all) return std::nullopt;
+        // By stages whatever `--no-stages` or `--smt-all` chose for the first
+        // proof: this is a cross-check, and skipping it let a reduction's
+        // missed condition through (a ring rotation by a doubled buffer,
+        // right at cp = 2 only: handwritten/cp_bug_ring_dir_doubled_buffer_*).
         progress_start(opt.progress, "proving a second reduced instance at other sizes");
         StageOptions ao2 = so;
         ao2.spec_types = alt.changed ? &alt.spec_types : nullptr;
