@@ -300,6 +300,15 @@ std::map<std::string, std::string> loop_counts(const ir::Case& c) {
   return out;
 }
 
+// The remainders (`a % b`) inside an expression, outermost first.
+void remainders(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
+  using K = ir::DimExpr::Kind;
+  if (e.kind() == K::Const || e.kind() == K::Sym) return;
+  if (e.kind() == K::Mod) out.push_back(e);
+  remainders(e.lhs(), out);
+  if (e.kind() != K::Neg) remainders(e.rhs(), out);
+}
+
 // Loop counts as expressions, with where they are (`cp-1` of a ring loop).
 std::vector<std::pair<ir::DimExpr, std::string>> loop_count_exprs(const ir::Case& c) {
   std::vector<std::pair<ir::DimExpr, std::string>> out;
@@ -1337,6 +1346,24 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       Seen seen;
       for_each_expr(t.reduced, [&](const ir::DimExpr& e, const Where& where) {
         if (!seen.insert(e.id()).second) return;
+        // A remainder of sizes that is zero on one side only: the plan as
+        // given pads (or slices, or branches) where the reduced one does not,
+        // or the other way (a flat buffer of 2*H*F = 120 padded to dp = 64
+        // by 8, not padded at dp = 2, where padding at the wrong end cannot
+        // show). Its sizes are kept.
+        std::vector<ir::DimExpr> mods;
+        remainders(e, mods);
+        for (const auto& m : mods) {
+          int64_t ov, nv;
+          if (has_coord(m) || !m.try_eval(orig_base, ov) || !m.try_eval(nb, nv) || (ov == 0) == (nv == 0)) continue;
+          std::set<std::string> syms;
+          m.symbols(syms);
+          for (const auto& x : syms)
+            if (changed.count(x))
+              pins.emplace(x, "the remainder " + m.str() + " (" + where.str() + ") is " + std::to_string(ov) +
+                                  " as given and " + std::to_string(nv) +
+                                  " reduced: the plan would take another path where it pads or divides");
+        }
         std::vector<ir::DimExpr> ds;
         divisions(e, ds);
         for (const auto& d : ds) {
