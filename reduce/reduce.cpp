@@ -1278,6 +1278,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   id_offset_blockers(c, blocked, frozen);
   if (!opt.mesh)
     for (const auto& a : c.plan.mesh.axes) blocked.emplace(a.name, "mesh reduction is off");
+  for (const auto& [k, why] : opt.keep_sizes) (c.plan.mesh.axis_index(k) ? blocked : frozen).emplace(k, why);
   std::map<std::string, int64_t> dims = all_dims(c);
   if (!opt.shape)
     for (const auto& [k, v] : dims) frozen.emplace(k, "shape reduction is off");

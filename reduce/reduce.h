@@ -35,6 +35,10 @@ struct Options {
   // reduced instance that does not validate ends the reduction (unchanged,
   // `invalid_at` set) instead of keeping sizes until one does.
   bool second_look = false;
+  // Sizes (dims or mesh axes) kept as given, with the reason (verify keeps
+  // those of a spec output that the reduced instance's placements do not
+  // cover).
+  std::map<std::string, std::string> keep_sizes;
 };
 
 // A float literal that equals a size as given, left unpinned by

@@ -440,7 +440,11 @@ class Checker {
 
     // Obligations.
     std::vector<Obl> obls = build_obligations(st, sym_inst, sym_spec, tt);
-    if (!coverage_error_.empty()) return invalid(coverage_error_);
+    if (!coverage_error_.empty()) {
+      Verdict v = invalid(coverage_error_);
+      v.uncovered = coverage_value_;
+      return v;
+    }
 
     // Numeric runs at each point: the same obligations, concretely.
     std::vector<std::vector<std::pair<double, double>>> num;  // [point][obligation] -> (spec, plan)
@@ -882,6 +886,7 @@ class Checker {
         if (!bits[k]) {
           Tensor<TermId> shape_only;
           shape_only.shape = st.spec_shapes.at(name);
+          coverage_value_ = name;
           coverage_error_ = "spec output '" + name + "' element " + idx_str(shape_only.index_of(static_cast<int64_t>(k))) +
                             " is produced by no plan value (placements do not cover it)";
           return out;
@@ -1126,7 +1131,7 @@ class Checker {
   const StageFailure* hint_ = nullptr;
   size_t nvars_ = 0;
   size_t instances_ = 0;
-  std::string coverage_error_, unknown_reason_;
+  std::string coverage_error_, coverage_value_, unknown_reason_;
   std::set<std::string> is_state_;
   const std::vector<Instance<TermId>>* sym_instances_ = nullptr;
   std::vector<std::vector<std::pair<long double, long double>>> num_long_;  // [point][obligation], made on demand
@@ -1226,6 +1231,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     const double validate_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     reduce::Options ro;
     ro.threads = opt.threads;
+    ro.keep_sizes = opt.keep_sizes;
     StageOptions so;
     so.expand_budget = std::min<size_t>(opt.expand_budget, 5000);
     so.max_rank_instructions = opt.max_rank_instructions;
@@ -1615,6 +1621,58 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         v = std::move(*nv);
       }
     if (v.kind == VerdictKind::unknown && !reread_note.empty()) v.reason += "; " + reread_note;
+    // Placements that cover a spec output as given can leave part of it
+    // unplaced reduced (a row offset `$tp*(H/tp)` where `NH*D/tp` is meant,
+    // equal as given): such an INVALID is the reduced instance's, not the
+    // plan's. The sizes of that output and of the regions placed on it are
+    // kept and the plan verified again. With every size the output's shape
+    // and its placements' boxes read kept (an axis whose coordinate a box
+    // reads, the count of a loop whose index it reads), the boxes are those of
+    // the plan as given along everything they depend on: a gap left then is
+    // the plan's, and the INVALID stands.
+    if (v.kind == VerdictKind::invalid && !v.uncovered.empty() && r.changed) {
+      std::set<std::string> syms;
+      if (auto it = r.spec_types.find(v.uncovered); it != r.spec_types.end())
+        for (const auto& e : it->second.shape) e.symbols(syms);
+      for (const auto& pl : c.plan.placements)
+        if (pl.spec_value == v.uncovered)
+          for (const auto& rg : pl.region) {
+            rg.offset.symbols(syms);
+            rg.size.symbols(syms);
+          }
+      std::set<std::string> sizes;
+      for (const auto& x : syms) {
+        if (x.empty() || x[0] != '$') {
+          sizes.insert(x);
+          continue;
+        }
+        const std::string var = x.substr(1);
+        if (c.plan.mesh.axis_index(var)) sizes.insert(var);
+        std::function<void(const ir::Graph&)> counts = [&](const ir::Graph& g) {
+          for (const auto& op : g.ops) {
+            const ir::Attr* n = op.kind == "loop" ? op.attr("count") : nullptr;
+            const ir::Attr* lv = op.kind == "loop" ? op.attr("var") : nullptr;
+            if (n && lv && std::holds_alternative<std::string>(*lv) && std::get<std::string>(*lv) == var &&
+                std::holds_alternative<ir::DimExpr>(*n))
+              std::get<ir::DimExpr>(*n).symbols(sizes);
+            for (const auto& rg : op.regions) counts(rg);
+          }
+        };
+        for (const auto& prog : c.plan.programs) counts(prog.graph);
+      }
+      VerifyOptions again = opt;
+      bool more = false;
+      for (const auto& x : sizes)
+        if ((c.plan.dims.count(x) || c.spec->dims.count(x) || c.plan.mesh.axis_index(x)) && !again.keep_sizes.count(x)) {
+          again.keep_sizes[x] = "the instance reduced with it leaves part of spec output '" + v.uncovered +
+                                "' unplaced (" + v.reason + ", reduced: " + comma_list(r.applied) + ")";
+          more = true;
+        }
+      if (more) return verify_case(c, file, again);
+      v.reason += " (in the instance reduced with " + comma_list(r.applied) +
+                  ", every size of that output and of the boxes placed on it kept as given)";
+      return v;
+    }
     // A difference found on a reduced instance is concrete there, but a
     // literal that stands for a size as given (`1/12` for B/dp = 12, an lr
     // with 1/dp folded in, a coordinate written as a literal) differs from it

@@ -1,6 +1,7 @@
 // The verifier: obligations from placements, proved by canonical forms,
 // expansion or SMT; refuted by concrete evaluation, re-checked before shown.
 #pragma once
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,8 @@ struct VerifyOptions {
   // a folded case keeping one layer of each run of exact images
   // (reduce/layer_fold.h); anything but VERIFIED there checks the case unfolded.
   bool fold = true;
+  // Sizes the reduction keeps as given (reduce::Options::keep_sizes).
+  std::map<std::string, std::string> keep_sizes;
   std::string cache_dir;  // proved stages are remembered here (--cache DIR)
   size_t schedule_budget = 20'000;
   Progress* progress = nullptr;  // updated as the run goes, when set
@@ -85,6 +88,7 @@ struct Verdict {
   VerdictKind kind = VerdictKind::unknown;
   std::string reason;
   std::vector<ir::Diag> diags;
+  std::string uncovered;  // INVALID because this spec output's elements are not all placed
   size_t obligations = 0, unique = 0, by_hash = 0, by_expansion = 0, by_smt = 0, failed = 0, unknown = 0;
   size_t unchecked = 0;  // left undecided after the first mismatch
   std::vector<PlacementStats> placements;
