@@ -14,6 +14,7 @@
 #include "ir/validate.h"
 #include "reduce/distinct_sizes.h"
 #include "reduce/id_ops.h"
+#include "reduce/replicated_sums.h"
 #include "reduce/walk.h"
 
 namespace parity::reduce {
@@ -1276,6 +1277,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   loop_blockers(c, frozen);
   constant_index_blockers(c, blocked, frozen);
   id_offset_blockers(c, blocked, frozen);
+  replicated_sum_blockers(c, blocked);
   if (!opt.mesh)
     for (const auto& a : c.plan.mesh.axes) blocked.emplace(a.name, "mesh reduction is off");
   for (const auto& [k, why] : opt.keep_sizes) (c.plan.mesh.axis_index(k) ? blocked : frozen).emplace(k, why);
