@@ -33,6 +33,12 @@ F eval_fn(Fn f, F x) {
   return x;
 }
 
+// Set when a `topk_mask` row ties at its k-th value: the selection then
+// depends on the order ties break in, which a rounding can decide (a sigmoid
+// of logits of a few hundred is 1.0 for several experts). Per thread, like
+// the floating-point exception flags it sits beside.
+inline thread_local bool topk_tied = false;
+
 template <class F>
 struct NumDomain {
   using S = F;
@@ -53,6 +59,9 @@ struct NumDomain {
     std::vector<size_t> idx(row.size());
     std::iota(idx.begin(), idx.end(), 0);
     std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return row[b] < row[a]; });
+    if (k > 0 && k < static_cast<int64_t>(idx.size()) &&
+        row[idx[static_cast<size_t>(k - 1)]] == row[idx[static_cast<size_t>(k)]])
+      topk_tied = true;
     std::vector<S> out(row.size(), F(0));
     for (int64_t i = 0; i < k && i < static_cast<int64_t>(idx.size()); ++i) out[idx[static_cast<size_t>(i)]] = F(1);
     return out;

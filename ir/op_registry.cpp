@@ -1,5 +1,7 @@
 #include "ir/op_registry.h"
 
+#include <algorithm>
+
 #include "ir/error.h"
 
 namespace parity::ir {
@@ -103,9 +105,12 @@ int64_t ShapeCtx::group_size() const {
     int64_t n = 1;
     const auto& names = std::get<Strings>(*axes);
     if (names.empty()) fail("attribute 'axes' is empty");
-    for (const auto& a : names) {
+    for (size_t k = 0; k < names.size(); ++k) {
+      const std::string& a = names[k];
       auto i = mesh_->axis_index(a);
       if (!i) fail("unknown mesh axis '" + a + "'");
+      if (std::find(names.begin(), names.begin() + static_cast<long>(k), a) != names.begin() + static_cast<long>(k))
+        fail("mesh axis '" + a + "' is listed twice in 'axes'");
       n *= mesh_->axes[*i].size;
     }
     return n;

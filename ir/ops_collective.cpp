@@ -118,8 +118,12 @@ void register_collective_ops(OpRegistry& r) {
   r.add(OpDef{"grad_allreduce", 1, 1, {{"grad_axes", AttrKind::Strings, true}},
               [](const ShapeCtx& c) {
                 if (!c.mesh()) c.fail("grad_allreduce outside a plan program");
-                for (const auto& a : c.strs("grad_axes"))
-                  if (!c.mesh()->axis_index(a)) c.fail("unknown mesh axis '" + a + "'");
+                const auto axes = c.strs("grad_axes");
+                for (size_t k = 0; k < axes.size(); ++k) {
+                  if (!c.mesh()->axis_index(axes[k])) c.fail("unknown mesh axis '" + axes[k] + "'");
+                  for (size_t j = 0; j < k; ++j)
+                    if (axes[j] == axes[k]) c.fail("mesh axis '" + axes[k] + "' is listed twice in 'grad_axes'");
+                }
                 return std::vector<TensorType>{c.in[0]};
               },
               "identity; its adjoint allreduces the gradient over grad_axes"});

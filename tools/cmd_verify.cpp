@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -90,6 +91,38 @@ void write_file(const std::string& path, const std::string& text) {
   if (!f || !(f << text) || !f.flush()) throw std::runtime_error("cannot write " + path);
 }
 
+// `--time-limit` bounds the deciding of obligations, and each solver call
+// has its own timeout; but a solver can ignore its interrupt (Z3 deep in a
+// rewrite of a large nonlinear term ran 10 times past the limit). Past the
+// limit by a tenth and 10 s more, this reports UNKNOWN and ends the process:
+// a CI gate always ends.
+class HardDeadline {
+ public:
+  HardDeadline(double limit_s, std::function<void()> on_expiry) {
+    if (limit_s <= 0) return;
+    const auto after = std::chrono::duration<double>(limit_s * 1.1 + 10);
+    worker_ = std::thread([this, after, f = std::move(on_expiry)] {
+      std::unique_lock<std::mutex> lk(m_);
+      if (cv_.wait_for(lk, after, [this] { return done_; })) return;
+      f();  // reports and exits
+    });
+  }
+  ~HardDeadline() {
+    {
+      std::lock_guard<std::mutex> lk(m_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    if (worker_.joinable()) worker_.join();
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread worker_;
+};
+
 }  // namespace
 
 verify::Verdict load_and_verify(const std::vector<std::string>& files,
@@ -159,28 +192,56 @@ void add_verify(CLI::App& app, Action& run) {
       opt.fold = !no_fold;
       StageProcesses procs;
       opt.shards = procs.shards();
+      // Whoever reports first (the verdict, or the hard deadline) reports alone.
+      std::mutex report_m;
+      bool reported = false;
+      auto report = [&](const verify::Verdict& v, const ir::Case& rc) {
+        ReportInput in{files, label, &rc};
+        // At most one report replaces the text on stdout; the others go to their files.
+        std::vector<std::pair<std::string, std::string>> outs;
+        if (!json_out.empty()) outs.emplace_back(json_out, verdict_json(v, label).dump(2) + "\n");
+        if (!junit_out.empty()) outs.emplace_back(junit_out, verdict_junit(v, in));
+        if (!sarif_out.empty()) outs.emplace_back(sarif_out, verdict_sarif(v, in).dump(2) + "\n");
+        bool to_stdout = false;
+        for (const auto& [path, text] : outs) {
+          if (path != "-") continue;
+          fmt::print("{}", text);
+          std::fflush(stdout);
+          to_stdout = true;
+        }
+        // Diagnostics of invalid input go to stderr, as with `validate`.
+        if (!to_stdout)
+          fmt::print(v.kind == verify::VerdictKind::invalid ? stderr : stdout, "{}",
+                     verdict_text(v, label, rc));
+        for (const auto& [path, text] : outs)
+          if (path != "-") write_file(path, text);
+      };
+      const ir::Case no_case;  // the case may be half read when the deadline passes
+      HardDeadline deadline(procs.index() == 0 ? opt.time_limit_s : 0, [&] {
+        std::lock_guard<std::mutex> lk(report_m);
+        if (reported) return;
+        verify::Verdict v;
+        v.kind = verify::VerdictKind::unknown;
+        v.reason = fmt::format(
+            "the time limit (--time-limit {} s) ran out and the check was still running a tenth of it and 10 s "
+            "later (a solver that does not answer its interrupt, or reduction and stages taking that long); "
+            "nothing was concluded",
+            opt.time_limit_s);
+        try {
+          report(v, no_case);
+        } catch (const std::exception& e) {
+          fmt::print(stderr, "error: {}\n", e.what());
+        }
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(verify::verdict_exit_code(v.kind));
+      });
       verify::Verdict v = load_and_verify(files, opt, c);
       // Under mpirun every process reaches the same verdict; process 0 reports it.
       if (procs.index() != 0) return verify::verdict_exit_code(v.kind);
-      ReportInput in{files, label, &c};
-      // At most one report replaces the text on stdout; the others go to their files.
-      std::vector<std::pair<std::string, std::string>> outs;
-      if (!json_out.empty()) outs.emplace_back(json_out, verdict_json(v, label).dump(2) + "\n");
-      if (!junit_out.empty()) outs.emplace_back(junit_out, verdict_junit(v, in));
-      if (!sarif_out.empty()) outs.emplace_back(sarif_out, verdict_sarif(v, in).dump(2) + "\n");
-      bool to_stdout = false;
-      for (const auto& [path, text] : outs) {
-        if (path != "-") continue;
-        fmt::print("{}", text);
-        std::fflush(stdout);
-        to_stdout = true;
-      }
-      // Diagnostics of invalid input go to stderr, as with `validate`.
-      if (!to_stdout)
-        fmt::print(v.kind == verify::VerdictKind::invalid ? stderr : stdout, "{}",
-                   verdict_text(v, label, c));
-      for (const auto& [path, text] : outs)
-        if (path != "-") write_file(path, text);
+      std::lock_guard<std::mutex> lk(report_m);
+      reported = true;
+      report(v, c);
       return verify::verdict_exit_code(v.kind);
     };
   });

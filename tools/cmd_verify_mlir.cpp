@@ -46,6 +46,17 @@ void add_verify_mlir(CLI::App& app, Action& run) {
         v.reason = e.what();
         v.diags.push_back(e.diag());
       }
+      // The module parsed and MLIR's verifier accepted both it and the
+      // partitioned function, so a structural error in what was imported is
+      // not the user's input: the partitioned function's values do not fit
+      // the shardings it was given (MLIR's pass), or the import is off.
+      if (v.kind == verify::VerdictKind::invalid) {
+        std::string what;
+        for (const auto& d : v.diags) what += (what.empty() ? "" : "; ") + d.str();
+        if (what.empty()) what = v.reason;
+        fmt::print("UNKNOWN  {}: MLIR failure: the partitioned function does not fit its shardings: {}\n", file, what);
+        return static_cast<int>(kUnknown);
+      }
       fmt::print(v.kind == verify::VerdictKind::invalid ? stderr : stdout, "{}", verdict_text(v, file, p.c));
       return verify::verdict_exit_code(v.kind);
     };

@@ -267,7 +267,27 @@ TermId TermTable::powc(TermId a, const Rational& e) {
   return intern(Node{TK::PowC, 0, {a}, {e}});
 }
 
-std::vector<TermId> TermTable::topk_mask(const std::vector<TermId>& row, int64_t k) {
+std::vector<TermId> TermTable::topk_mask(const std::vector<TermId>& row_in, int64_t k) {
+  // One strictly increasing function applied to every entry keeps their
+  // order and their ties, so it selects what its arguments select: top-k of
+  // sigmoid scores (DeepSeek's router as written) is top-k of the logits (as
+  // Megatron computes it).
+  std::vector<TermId> row = row_in;
+  for (;;) {
+    if (row.empty()) break;
+    const Node& first = nodes_[row[0]];
+    const auto f = static_cast<ir::Fn>(first.aux);
+    if (first.kind != TK::App || first.args.size() != 1 ||
+        (f != ir::Fn::exp && f != ir::Fn::sigmoid && f != ir::Fn::tanh))
+      break;
+    bool same = true;
+    for (TermId t : row) {
+      const Node& n = nodes_[t];
+      same &= n.kind == TK::App && n.aux == first.aux && n.args.size() == 1;
+    }
+    if (!same) break;
+    for (TermId& t : row) t = nodes_[t].args[0];
+  }
   std::vector<TermId> out;
   for (size_t i = 0; i < row.size(); ++i) out.push_back(intern(Node{TK::TopK, static_cast<int32_t>(i), row, {Rational(k)}}));
   return out;
