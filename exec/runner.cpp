@@ -176,6 +176,11 @@ class Executor {
         step(op, ins, b, env, on);
       } catch (const CommError&) {
         throw;  // already names the rank and op
+      } catch (const std::bad_alloc&) {
+        throw ir::EvalError(fmt::format(
+            "at '{}': out of memory (the plan's tensors are too large to run at the sizes given; the limit is "
+            "PARITY_MAX_MEMORY_GB, default 80% of physical memory)",
+            label_of(ins)));
       } catch (const std::exception& e) {
         throw ir::EvalError(fmt::format("at '{}': {}", label_of(ins), e.what()));
       }

@@ -65,12 +65,15 @@ std::vector<CorpusCase> corpus_cases() {
     std::ifstream f(e.path());
     std::string line, cmd;
     int exit = -1;
+    bool runs = true;
     while (std::getline(f, line) && line.rfind("#", 0) == 0) {
       if (line.rfind("# expect-cmd:", 0) == 0) cmd = line.substr(13);
       if (line.rfind("# expect-exit:", 0) == 0) exit = std::stoi(line.substr(14));
+      // A case too large to run numerically as given (what it tests).
+      if (line.rfind("# no-run:", 0) == 0) runs = false;
     }
     // Plain `verify` cases with a verdict (options like solver limits aside).
-    if (cmd == " verify" && (exit == 0 || exit == 1)) out.push_back({e.path().string(), exit});
+    if (runs && cmd == " verify" && (exit == 0 || exit == 1)) out.push_back({e.path().string(), exit});
   }
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.path < b.path; });
   return out;
@@ -237,8 +240,8 @@ TEST(ExecErrors, CollectiveOrderMismatchIsNamedWithoutWaiting) {
 
 TEST(ExecErrors, RecvShapeMismatchNamesBothShapes) {
   std::string err = run_error(malformed("recv_shape_mismatch.pbtxt"), 5);
-  EXPECT_NE(err.find("rank 1 (pp=1): receives f32[2,8]"), std::string::npos) << err;
-  EXPECT_NE(err.find("sends f32[2,4]"), std::string::npos) << err;
+  EXPECT_NE(err.find("rank 1 (pp=1): receives [2,8]"), std::string::npos) << err;
+  EXPECT_NE(err.find("sends [2,4]"), std::string::npos) << err;
 }
 
 TEST(ExecErrors, RecvWithoutSendTimesOut) {

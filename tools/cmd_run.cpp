@@ -200,6 +200,10 @@ int run_command(const RunArgs& a) {
     r.message = std::string("UNSUPPORTED: ") + e.what();
   } catch (const ir::InvalidInput& e) {
     r.verdict = "INVALID", r.code = kInvalid, r.message = std::string("INVALID: ") + e.what();
+  } catch (const std::bad_alloc&) {
+    r.verdict = "UNSUPPORTED", r.code = kUnknown,
+    r.message = "UNSUPPORTED: ran out of memory (the plan's tensors are too large to run at the sizes given; the "
+                "limit is PARITY_MAX_MEMORY_GB, default 80% of physical memory)";
   } catch (const std::exception& e) {
     r.verdict = "ERROR", r.code = kInvalid, r.message = std::string("ERROR: ") + e.what();
   }
@@ -258,7 +262,12 @@ void add_run(CLI::App& app, Action& run) {
   cmd->add_option("--json", a.json_out, "write the report as JSON to this file (- for stdout)");
   cmd->add_flag("--no-validate", a.no_validate,
                 "skip structural validation (to watch a malformed plan fail at run time)");
-  cmd->callback([&run] { run = [] { return run_command(a); }; });
+  cmd->callback([&run] {
+    run = [] {
+      limit_memory();  // an allocation past it is a clear UNSUPPORTED, not the kernel's OOM kill
+      return run_command(a);
+    };
+  });
 }
 
 }  // namespace parity::cli
