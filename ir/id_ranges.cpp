@@ -1,5 +1,6 @@
 #include "ir/id_ranges.h"
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -36,10 +37,15 @@ std::map<std::string, int64_t> id_ranges(const Spec& s, const TypeMap& types, co
           int64_t v = 0;
           if (std::get<DimExpr>(*a).try_eval(b, v)) at_least(op.operands[0], v);
         }
+      // one_hot compares ids with offset .. offset+depth-1: ids up to the
+      // last of those must be drawn (a pad label 128004 tested by a depth-1
+      // one_hot at that offset is an id too).
       if (op.kind == "one_hot" && !op.operands.empty())
         if (const Attr* a = op.attr("depth"); a && std::holds_alternative<DimExpr>(*a)) {
-          int64_t v = 0;
-          if (std::get<DimExpr>(*a).try_eval(b, v)) at_least(op.operands[0], v);
+          int64_t v = 0, off = 0;
+          const Attr* o = op.attr("offset");
+          if (o && std::holds_alternative<DimExpr>(*o) && !std::get<DimExpr>(*o).try_eval(b, off)) off = 0;
+          if (std::get<DimExpr>(*a).try_eval(b, v)) at_least(op.operands[0], std::max<int64_t>(off, 0) + v);
         }
     }
   };
@@ -51,13 +57,19 @@ std::map<std::string, int64_t> id_ranges(const Spec& s, const TypeMap& types, co
     const std::string v = work.back();
     work.pop_back();
     auto p = producer.find(v);
-    if (p == producer.end() || !moves_values(p->second->kind)) continue;
+    if (p == producer.end()) continue;
+    // A `where` picks its values from its second and third operands (labels
+    // masked to 0 before the loss are still labels); its first is the mask.
+    const bool picks = p->second->kind == "where" && p->second->operands.size() == 3;
+    if (!picks && !moves_values(p->second->kind)) continue;
     const int64_t n = r[v];
-    for (const auto& o : p->second->operands)
+    for (size_t k = picks ? 1 : 0; k < p->second->operands.size(); ++k) {
+      const std::string& o = p->second->operands[k];
       if (r[o] < n) {
         r[o] = n;
         work.push_back(o);
       }
+    }
   }
   return r;
 }
