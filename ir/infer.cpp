@@ -61,6 +61,25 @@ struct Checker {
       report(op, "empty value name");
       return false;
     }
+    // Element counts and flat indices are int64: a tensor of 2^61 x 4
+    // elements would wrap and be indexed out of bounds when run. Dims that
+    // read a coordinate or loop index are bounded by the same expression at
+    // each instance; those not evaluable here are checked where they are.
+    {
+      int64_t n = 1;
+      bool wraps = false;
+      for (const auto& d : t.shape) {
+        int64_t x = 0;
+        if (!d.try_eval(b, x) || x < 1) continue;
+        if (n > (int64_t{1} << 62) / x) wraps = true;
+        else n *= x;
+      }
+      if (wraps) {
+        report(op, "value '" + name + "' of type " + t.str() +
+                       " has more than 2^62 elements (its element count would overflow)");
+        return false;
+      }
+    }
     auto [it, fresh] = all.emplace(name, std::move(t));
     if (!fresh) {
       report(op, "value '" + name + "' is defined twice (values are SSA: one definition per program)");
@@ -245,8 +264,9 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
       if (!d.try_eval(b, v)) {
         try {
           d.eval(b);
-        } catch (const InvalidInput& e) {
-          c.report(nullptr, "input '" + in + "': " + e.what());
+        } catch (const std::exception& e) {  // an unbound symbol, a division, an overflow
+          c.report(nullptr, "input '" + in + "' of type " + it->second.str() + ", dim " + std::to_string(k) + ": " +
+                                e.what());
         }
       } else if (v < 1) {
         // Zero-size tensors are not supported (their ops and placements

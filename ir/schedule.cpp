@@ -72,8 +72,8 @@ struct Sim {
   std::unordered_map<const Graph*, std::vector<CommOp>> comm_ops{};
 
   const std::vector<CommOp>& comm_ops_of(const Graph& g) {
-    auto [it, fresh] = comm_ops.try_emplace(&g);
-    if (!fresh) return it->second;
+    if (auto it = comm_ops.find(&g); it != comm_ops.end()) return it->second;
+    std::vector<CommOp> out;  // filled before it is stored: the walk below inserts bodies' lists
     for (const auto& op : g.ops) {
       CommOp c;
       c.op = &op;
@@ -82,6 +82,9 @@ struct Sim {
         c.count = attr_as<DimExpr>(op, "count");
         const std::string* var = attr_as<std::string>(op, "var");
         if (!c.count || !var || op.regions.empty()) continue;
+        // A loop with no communication adds no events: not walked (a count of
+        // 10^12 would be walked for nothing).
+        if (comm_ops_of(op.regions[0]).empty()) continue;
         c.var = "$" + *var;
       } else if (const Attr* ax = op.attr("axes"); ax && std::holds_alternative<Strings>(*ax)) {
         c.kind = CommOp::axes;
@@ -97,9 +100,9 @@ struct Sim {
       } else {
         continue;
       }
-      it->second.push_back(std::move(c));
+      out.push_back(std::move(c));
     }
-    return it->second;
+    return comm_ops[&g] = std::move(out);  // element references survive rehashing
   }
 
   // Group ids of this rank's `axes` collectives, by axis list (cleared per rank).
@@ -112,7 +115,7 @@ struct Sim {
       if (c.kind == CommOp::loop) {
         int64_t n = c.count->eval(b);
         const std::string var = c.var.substr(1);
-        for (int64_t k = 0; k < n; ++k) {
+        for (int64_t k = 0; k < n && events[rank].size() <= budget && !failed; ++k) {
           b[c.var] = k;
           unroll(rank, op.regions[0], b, iter + (iter.empty() ? "" : ",") + var + "=" + std::to_string(k));
         }
@@ -144,10 +147,15 @@ struct Sim {
           }
           co[i] = v;
         }
-        int64_t tag;
+        int64_t tag = 0;
         if (!c.tag->try_eval(b, tag)) {
-          err(rank, &op, "tag " + c.tag->str() + " cannot be evaluated (overflow, division by zero or an inexact division)" +
-                             (iter.empty() ? "" : " at " + iter));
+          std::string why = "overflow, division by zero or an inexact division";
+          try {
+            c.tag->eval(b);
+          } catch (const std::exception& e) {
+            why = e.what();  // names the unbound symbol, or the division
+          }
+          err(rank, &op, "tag " + c.tag->str() + " cannot be evaluated (" + why + ")" + (iter.empty() ? "" : " at " + iter));
           return;
         }
         int64_t peer = p.mesh.rank_of(co);

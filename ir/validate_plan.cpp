@@ -368,6 +368,24 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       err("plan value has rank " + std::to_string(plan_t.rank()) + ", spec value rank " + std::to_string(spec_t.rank()));
       continue;
     }
+    // Precision may differ (a bf16 plan of an f32 spec); the kind may not:
+    // ids, labels and masks are placed on integer values, numbers on floats.
+    if (is_float(plan_t.dtype) != is_float(spec_t.dtype) ||
+        (!is_float(plan_t.dtype) && plan_t.dtype != spec_t.dtype)) {
+      err(std::string("plan value is ") + dtype_name(plan_t.dtype) + ", spec value " + dtype_name(spec_t.dtype) +
+          ": integer values (ids, labels, masks) are placed on integer values of the same dtype, numbers on floats");
+      continue;
+    }
+    if (const Program* prog = p.program(pl.program)) {
+      const auto& pin = prog->graph.inputs;
+      const auto& sin = spec->graph.inputs;
+      if (std::find(pin.begin(), pin.end(), pl.value) != pin.end() &&
+          std::find(sin.begin(), sin.end(), pl.spec_value) == sin.end()) {
+        err("'" + pl.value + "' is an input of the program and '" + pl.spec_value +
+            "' is not an input of the spec: a program input is given from a spec input");
+        continue;
+      }
+    }
     if (!pl.region.empty() && pl.region.size() != spec_t.rank()) {
       err("region has " + std::to_string(pl.region.size()) + " ranges for a rank-" + std::to_string(spec_t.rank()) + " tensor");
       continue;
@@ -384,9 +402,15 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
     }
     const Bindings& sb = spec_b;
     std::vector<int64_t> extents, plan_extents;
-    for (size_t k = 0; k < spec_t.rank(); ++k) {
-      extents.push_back(spec_t.shape[k].eval(sb));
-      plan_extents.push_back(plan_t.shape[k].eval(sb));
+    try {
+      for (size_t k = 0; k < spec_t.rank(); ++k) {
+        extents.push_back(spec_t.shape[k].eval(sb));
+        plan_extents.push_back(plan_t.shape[k].eval(sb));
+      }
+    } catch (const std::exception& e) {
+      // A type the spec's or program's own check has reported already.
+      err(std::string("its type cannot be evaluated: ") + e.what());
+      continue;
     }
     bool reported = false;
     // Loop indices per program, found once (a plan has thousands of placements).
@@ -402,8 +426,16 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
         int64_t off = 0, size = extent;
         if (!pl.region.empty()) {
           if (!exprs[2 * k].try_eval(rb, off) || !exprs[2 * k + 1].try_eval(rb, size)) {
+            std::string why;
+            try {
+              exprs[2 * k].eval(rb);
+              exprs[2 * k + 1].eval(rb);
+            } catch (const std::exception& e) {
+              why = std::string(": ") + e.what();  // the unbound symbol (`$dp` on a mesh without dp), or the division
+            }
+            const std::string at = coord_str(rb);
             err("cannot evaluate range " + std::to_string(k) + " (" + pl.region[k].offset.str() + ", " + pl.region[k].size.str() +
-                ") at " + coord_str(rb));
+                ")" + (at.empty() ? "" : " at " + at) + why);
             reported = true;
             return;
           }

@@ -1,6 +1,7 @@
 // The parity CLI: each subcommand registers itself on the CLI11 app and returns
 // an exit code: 0 verified/ok, 1 mismatch, 2 invalid input or usage, 3 unknown.
 #pragma once
+#include <cmath>
 #include <CLI/CLI.hpp>
 #include <functional>
 #include <string>
@@ -10,6 +11,20 @@
 #include "ir/plan.h"
 
 namespace parity::cli {
+
+// Rejects nan and inf, which CLI11's number checks let through.
+inline const CLI::Validator kFinite(
+    [](std::string& v) {
+      try {
+        size_t used = 0;
+        const double x = std::stod(v, &used);
+        if (used != v.size() || !std::isfinite(x)) return "'" + v + "' is not a finite number";
+      } catch (const std::exception&) {
+        return "'" + v + "' is not a number";
+      }
+      return std::string();
+    },
+    "FINITE");
 
 enum Exit { kOk = 0, kMismatch = 1, kInvalid = 2, kUnknown = 3 };
 

@@ -380,7 +380,7 @@ class Checker {
         ir::Bindings b = st.dims;
         for (const auto& a : c_.plan.mesh.axes) b[a.name] = a.size;
         const size_t cap = run_budget() / sizeof(double);
-        if (symbolic_terms_upto(c_, b, cap) > cap) {
+        if (symbolic_terms_upto(c_, b, cap, /*ranks=*/false) > cap) {
           numeric_note_ = "a numeric run would evaluate more than " + std::to_string(cap) +
                           " elements (tensors too large to run as they are)";
           return std::nullopt;
@@ -1296,7 +1296,16 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         nv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return nv;
       };
-      if (!rank_instructions_over(c, kCrossCheckRankInstructions)) {
+      // Few instructions can still hold tensors too large to run as given
+      // (a column-parallel matmul at 8192 x 4096 x 16384): those take the
+      // second reduced instance below.
+      ir::Bindings given = c.plan.dims;
+      if (c.spec)
+        for (const auto& [k, x] : c.spec->dims) given.emplace(k, x);
+      for (const auto& a : c.plan.mesh.axes) given[a.name] = a.size;
+      const size_t as_given_cap = 10 * opt.max_terms;
+      if (!rank_instructions_over(c, kCrossCheckRankInstructions) &&
+          symbolic_terms_upto(c, given, as_given_cap, /*ranks=*/false) <= as_given_cap) {
         progress_start(opt.progress, "running the plan as given at the screening points");
         Checker as_given(c, file, opt, true);
         Verdict nv = as_given.refute_only();
@@ -1342,9 +1351,11 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       if (!alt.changed) alt.applied = {"none: the " + std::string(assumed ? "folded case" : "plan") + " as given"};
       Verdict nv;
       if (!rank_instructions_over(second_case, kSecondLookRankInstructions)) {
-        nv = Checker(second_case, file, opt, true).refute_only();
-        look_note = "a second instance reduced at other sizes (" + second_applied() +
-                    ") shows no difference at the screening points";
+        Checker run2(second_case, file, opt, true);
+        nv = run2.refute_only();
+        look_note = "a second instance reduced at other sizes (" + second_applied() + ") " +
+                    (run2.ran_numeric() ? "shows no difference at the screening points"
+                                        : "is too large to run (" + nv.reason + ")");
       } else {
         // Too large to run whole at the screening points: its stages are
         // built and proved as the first instance's were (about what that
@@ -1370,8 +1381,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
           look_note = what + "does not prove by stages (" + asr.reason + ") and is too large to run";
           return std::nullopt;
         }
-        nv = Checker(second_case, file, opt, true, true, asr.failure ? &*asr.failure : nullptr).refute_only();
-        look_note = what + "does not prove by stages (" + asr.reason + "); run, it shows no difference";
+        Checker run2(second_case, file, opt, true, true, asr.failure ? &*asr.failure : nullptr);
+        nv = run2.refute_only();
+        look_note = what + "does not prove by stages (" + asr.reason + "); " +
+                    (run2.ran_numeric() ? "run, it shows no difference" : "too large to run (" + nv.reason + ")");
       }
       if (nv.kind != VerdictKind::mismatch || !nv.cex) return std::nullopt;
       look_note.clear();
@@ -1387,6 +1400,17 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
                  "size at those sizes; `--no-reduce` checks the plan as given";
       u.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return u;
+    };
+    // A look that runs out of memory found no difference: the reduced
+    // VERIFIED stands, and the note says the look could not be made.
+    auto guarded_look = [&](const Verdict& v, const ir::Case& base, const std::vector<std::string>& reductions,
+                            const std::set<std::string>* assumed) -> std::optional<Verdict> {
+      try {
+        return second_look(v, base, reductions, assumed);
+      } catch (const std::bad_alloc&) {
+        look_note = "the second look ran out of memory (tensors too large at its sizes) and was not made";
+        return std::nullopt;
+      }
     };
     std::string fold_note;
     double fold_attempt_s = 0;  // the fold, and reducing and proving its case, when that did not verify
@@ -1432,7 +1456,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
               sr = StagedResult{};
               fr = reduce::Result{};
               const auto l0 = std::chrono::steady_clock::now();
-              if (auto nv = second_look(v, fold.kase, v.reductions, &fold.assumed)) return *nv;
+              if (auto nv = guarded_look(v, fold.kase, v.reductions, &fold.assumed)) return *nv;
               v.second_look = look_note;
               v.second_look_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
             }
@@ -1732,7 +1756,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     if (r.changed && v.kind == VerdictKind::verified) {
       sr.graph.reset();
       const auto l0 = std::chrono::steady_clock::now();
-      if (auto nv = second_look(v, c, r.applied, nullptr)) return *nv;
+      if (auto nv = guarded_look(v, c, r.applied, nullptr)) return *nv;
       v.second_look = look_note;
       v.second_look_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
     }
@@ -1784,8 +1808,9 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     v.kind = VerdictKind::unknown;
     v.solver = opt.solver;
     v.reason =
-        "ran out of memory while checking it at these sizes (nothing could be concluded); a plan with fixed "
-        "tensor sizes (an MLIR module) is checked at its full size: try smaller tensors";
+        "ran out of memory while checking it at these sizes (nothing could be concluded): tensors the reduction "
+        "could not shrink (see what it kept), or an MLIR module, whose tensor sizes are fixed, too large to "
+        "check as written: try smaller sizes";
     return v;
   }
 }
