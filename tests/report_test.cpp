@@ -503,4 +503,29 @@ TEST_F(ReportTest, VerifiedPlanListsItsStages) {
   EXPECT_NE(b.out.find("not proved by stages"), std::string::npos) << b.out;
 }
 
+// Option values that cannot mean anything are refused before any work
+// (exit 2), and `gen` names a dim the model does not have.
+TEST_F(ReportTest, OddOptionValuesAreRefused) {
+  const std::string c = kSrc + "/corpus/cases/handwritten/ce_ok.pbtxt";
+  for (const std::string args : {"verify " + c + " --time-limit nan", "verify " + c + " --points -1",
+                                 "verify " + c + " --expand-budget -1", "run " + c + " --timeout-s nan",
+                                 "gen llama3-8b --dim B=x -o " + path("g.pbtxt"),
+                                 "gen llama3-8b --dim ZZ=3 -o " + path("g.pbtxt")}) {
+    Proc r = parity(args);
+    EXPECT_EQ(r.rc, 2) << args << "\n" << r.out;
+  }
+  Proc g = parity("gen llama3-8b --dim ZZ=3 -o " + path("g.pbtxt"));
+  EXPECT_NE(g.out.find("has no dim 'ZZ'"), std::string::npos) << g.out;
+}
+
+// --time-limit ends the run, reports written, even where the check would go
+// on (here a plan that takes half a minute or more): at 1.1 x the limit + 10 s.
+TEST_F(ReportTest, TimeLimitEndsTheRunWithItsReports) {
+  const std::string c = kSrc + "/corpus/cases/handwritten/second_look_mpmd_last_rank_literal_coord_bug_large.pbtxt";
+  Proc r = parity("verify " + c + " --time-limit 0.1 --json " + path("v.json"));
+  EXPECT_EQ(r.rc, 3) << r.out;
+  EXPECT_NE(r.out.find("the time limit (--time-limit 0.1 s) ran out"), std::string::npos) << r.out;
+  EXPECT_EQ(read_json("v.json").value("verdict", ""), "UNKNOWN");
+}
+
 }  // namespace

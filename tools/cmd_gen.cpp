@@ -65,7 +65,7 @@ void add_gen(CLI::App& app, Action& run) {
   cmd->add_option("--vpp", a.o.vpp, "model chunks per stage (virtual stages, --schedule interleaved)");
   cmd->add_flag("--cp-balanced", a.o.cp_balanced,
                 "load-balanced CP: rank i holds sequence chunks i and 2cp-1-i");
-  cmd->add_option("--layers", a.o.layers, "layers of the reduced model (default: config's, at least pp)");
+  cmd->add_option("--layers", a.o.layers, "layers of the reduced model (default or 0: config's, at least pp)");
   cmd->add_option("--step", a.step, "grads | clip | adamw (default adamw: the full step)")
       ->check(CLI::IsMember({"grads", "clip", "adamw"}));
   cmd->add_option("--marks", a.o.marks, "placed intermediates: all, forward (no gradients) or io")
@@ -88,10 +88,29 @@ void add_gen(CLI::App& app, Action& run) {
       for (const auto& d : a.dims) {
         auto eq = d.find('=');
         if (eq == std::string::npos) throw ir::InvalidInput("gen: --dim wants NAME=VALUE, got '" + d + "'");
-        a.o.dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1));
+        const std::string v = d.substr(eq + 1);
+        size_t used = 0;
+        long long x = 0;
+        try {
+          x = std::stoll(v, &used);
+        } catch (const std::exception&) {
+          used = 0;
+        }
+        if (used != v.size() || v.empty() || x < 1)
+          throw ir::InvalidInput("gen: --dim " + d + ": the value must be a positive integer");
+        a.o.dims[d.substr(0, eq)] = x;
       }
       auto t0 = std::chrono::steady_clock::now();
       ir::Case c = corpus::generate(a.o);
+      // An override of a dim the model does not have would be ignored silently.
+      if (const corpus::ModelConfig* m = corpus::find_model(a.model))
+        for (const auto& [k, v] : a.o.dims)
+          if (!m->dims.count(k)) {
+            std::string known;
+            for (const auto& kv : m->dims) known += (known.empty() ? "" : ", ") + kv.first;
+            throw ir::InvalidInput("gen: --dim " + k + "=" + std::to_string(v) + ": model " + a.model +
+                                   " has no dim '" + k + "' (its dims: " + known + "; microbatches are --mb)");
+          }
       if (!a.bug.empty()) corpus::inject_bug(c, a.bug);
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       std::string header;
