@@ -507,7 +507,7 @@ TEST_F(ReportTest, VerifiedPlanListsItsStages) {
 // (exit 2), and `gen` names a dim the model does not have.
 TEST_F(ReportTest, OddOptionValuesAreRefused) {
   const std::string c = kSrc + "/corpus/cases/handwritten/ce_ok.pbtxt";
-  for (const std::string args : {"verify " + c + " --time-limit nan", "verify " + c + " --points -1",
+  for (const std::string& args : {"verify " + c + " --time-limit nan", "verify " + c + " --points -1",
                                  "verify " + c + " --expand-budget -1", "run " + c + " --timeout-s nan",
                                  "gen llama3-8b --dim B=x -o " + path("g.pbtxt"),
                                  "gen llama3-8b --dim ZZ=3 -o " + path("g.pbtxt")}) {
