@@ -59,6 +59,15 @@ struct Setup {
   std::map<std::string, std::vector<ir::Instr>> code;
 };
 
+// A loop count typed as 10^12 would otherwise be unrolled until memory ran out.
+constexpr size_t kMaxUnrolled = 200'000'000;
+std::vector<ir::Instr> unrolled(const ir::Graph& g, const ir::Bindings& b, const std::string& what) {
+  if (ir::flat_size(g, b, kMaxUnrolled) > kMaxUnrolled)
+    throw Unsupported(fmt::format("{} unrolls to more than {} instructions (its loop counts): too large to run",
+                                  what, kMaxUnrolled));
+  return ir::flatten(g, b);
+}
+
 Setup make_setup(const ir::Case& c, const RunOptions& o) {
   Setup st{c, o, {}, {}, {}, {}};
   const ir::Plan& p = c.plan;
@@ -70,7 +79,7 @@ Setup make_setup(const ir::Case& c, const RunOptions& o) {
     st.placed[{p.placements[i].program, p.placements[i].value}].push_back(i);
   ir::Bindings base = st.dims;
   for (const auto& a : p.mesh.axes) base[a.name] = a.size;
-  for (const auto& prog : p.programs) st.code[prog.name] = ir::flatten(prog.graph, base);
+  for (const auto& prog : p.programs) st.code[prog.name] = unrolled(prog.graph, base, "program '" + prog.name + "'");
   return st;
 }
 
@@ -399,7 +408,7 @@ Values run_spec_t(const ir::Case& c, const Values& inputs, const RunOptions& o) 
     if (it == inputs.end()) throw ir::InvalidInput("no value for spec input '" + name + "'");
     ex.define(env, name, to<F>(it->second), ir::Instr{}, {});
   }
-  ex.run(ir::flatten(s.graph, s.dims), s.dims, env, {});
+  ex.run(unrolled(s.graph, s.dims, "the spec"), s.dims, env, {});
   Values out;
   for (const auto& [k, v] : env) out[k] = to_double(v);
   return out;

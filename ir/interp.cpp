@@ -1,5 +1,8 @@
 #include "ir/interp.h"
 
+#include <algorithm>
+#include <optional>
+
 namespace parity::ir {
 
 const char* fn_name(Fn f) {
@@ -45,7 +48,51 @@ void unroll(const Graph& g, const Bindings& b, const std::shared_ptr<const Bindi
     out.push_back(Instr{Instr::bind, nullptr, &op.results, &body.outputs, loop, iter});
   }
 }
+bool has_loop(const Graph& g) {
+  for (const auto& op : g.ops)
+    if (op.kind == "loop") return true;
+  return false;
+}
+
+// `flatten`'s count, saturated at `cap + 1`; `lb` holds the loop indices.
+size_t count_flat(const Graph& g, Bindings& lb, size_t cap) {
+  size_t n = 0;
+  for (const auto& op : g.ops) {
+    if (n > cap) return cap + 1;
+    if (op.kind != "loop") {
+      ++n;
+      continue;
+    }
+    const Graph& body = op.regions.at(0);
+    const std::string var = "$" + std::get<std::string>(*op.attr("var"));
+    const int64_t k = std::get<DimExpr>(*op.attr("count")).eval(lb);
+    n += 2;  // binding the loop's inputs and its results
+    if (k <= 0) continue;
+    const auto iters = static_cast<size_t>(k);
+    if (iters > cap) return cap + 1;
+    n += iters - 1;  // binding each iteration's outputs to the next one's inputs
+    if (!has_loop(body)) {
+      const size_t per = body.ops.size();
+      if (per > 0 && iters > (cap + 1) / per) return cap + 1;
+      n += iters * per;
+      continue;
+    }
+    const auto saved = lb.find(var) != lb.end() ? std::optional<int64_t>(lb[var]) : std::nullopt;
+    for (size_t i = 0; i < iters && n <= cap; ++i) {
+      lb[var] = static_cast<int64_t>(i);
+      n += count_flat(body, lb, cap);
+    }
+    if (saved) lb[var] = *saved; else lb.erase(var);
+  }
+  return n > cap ? cap + 1 : n;
+}
 }  // namespace
+
+size_t flat_size(const Graph& g, const Bindings& b, size_t cap) {
+  cap = std::min<size_t>(cap, size_t{1} << 62);  // so that the sums below cannot wrap
+  Bindings lb = b;
+  return count_flat(g, lb, cap);
+}
 
 std::vector<Instr> flatten(const Graph& g, const Bindings& b) {
   std::vector<Instr> out;

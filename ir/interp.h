@@ -50,6 +50,11 @@ struct Instr {
 // Unrolls `g`; loop counts are evaluated under `b`.
 std::vector<Instr> flatten(const Graph& g, const Bindings& b);
 
+// How many instructions `flatten(g, b)` returns, counted without unrolling:
+// any number over `cap` is returned as `cap + 1` (a loop of 10^12 iterations
+// is counted in the time of its body, not materialized).
+size_t flat_size(const Graph& g, const Bindings& b, size_t cap);
+
 // The bindings an instruction runs under: `base` plus its loop indices. Built
 // once per loop iteration (consecutive instructions share one), not once per
 // instruction.
@@ -329,11 +334,32 @@ class PlanRunner {
     return s.env[slot];
   }
 
-  std::vector<int64_t> group_of(int64_t rank, const Op& op) const {
-    if (const Attr* a = op.attr("axes"); a && std::holds_alternative<Strings>(*a))
-      return p_.mesh.group_along(rank, std::get<Strings>(*a));
-    for (const auto& g : std::get<Groups>(*op.attr("groups")))
-      if (std::find(g.begin(), g.end(), rank) != g.end()) return g;
+  // The id of `rank`'s group in a collective. A group's member list is built
+  // once, not once per member: a group of 65536 ranks built and compared by
+  // each of them was quadratic.
+  int64_t group_id(const std::vector<int64_t>& members) {
+    auto [it, fresh] = group_ids_.try_emplace(members, static_cast<int64_t>(groups_.size()));
+    if (fresh) groups_.push_back(members);
+    return it->second;
+  }
+  int64_t group_of(int64_t rank, const Op& op) {
+    if (const Attr* a = op.attr("axes"); a && std::holds_alternative<Strings>(*a)) {
+      const Strings& axes = std::get<Strings>(*a);
+      Coord off = p_.mesh.coord_of(rank);
+      for (const auto& x : axes)
+        if (auto i = p_.mesh.axis_index(x)) off[*i] = -1;
+      auto [it, fresh] = axes_groups_.try_emplace({axes, std::move(off)}, -1);
+      if (fresh) it->second = group_id(p_.mesh.group_along(rank, axes));
+      return it->second;
+    }
+    const Groups& gs = std::get<Groups>(*op.attr("groups"));
+    auto [it, fresh] = listed_groups_.try_emplace(&gs);
+    if (fresh)
+      for (const auto& g : gs) {
+        const int64_t id = group_id(g);
+        for (int64_t m : g) it->second.emplace(m, id);
+      }
+    if (auto m = it->second.find(rank); m != it->second.end()) return m->second;
     throw EvalError("rank " + p_.mesh.rank_str(rank) + " is in no group of '" + op.label() + "'");
   }
 
@@ -393,8 +419,9 @@ class PlanRunner {
       } else if (op.attr("axes") || op.attr("groups")) {
         if (s.arrived) return moved;
         s.arrived = true;
-        auto g = group_of(r, op);
-        auto& w = waiting_[g];
+        const int64_t gid = group_of(r, op);
+        const std::vector<int64_t>& g = groups_[static_cast<size_t>(gid)];
+        auto& w = waiting_[gid];
         w.push_back(r);
         if (w.size() < g.size()) return moved;
         std::vector<const T*> ops;
@@ -405,7 +432,7 @@ class PlanRunner {
           ops.push_back(&value(m, q, m.code->in[m.pc][0]));
         }
         auto res = eval_collective(d_, op, ops, b);
-        waiting_.erase(g);
+        waiting_.erase(gid);
         uint64_t at = 0;
         for (int64_t q : g) at = std::max(at, st[static_cast<size_t>(q)].clock);
         for (int64_t q : g) st[static_cast<size_t>(q)].clock = at + 1;
@@ -436,7 +463,11 @@ class PlanRunner {
   D& d_;
   std::map<std::string, SlotCode> code_;
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<std::pair<T, uint64_t>>> mail_;  // values and send times
-  std::map<std::vector<int64_t>, std::vector<int64_t>> waiting_;
+  std::map<int64_t, std::vector<int64_t>> waiting_;  // group id -> ranks arrived
+  std::map<std::vector<int64_t>, int64_t> group_ids_;
+  std::deque<std::vector<int64_t>> groups_;  // by id; a deque keeps references stable
+  std::map<std::pair<Strings, Coord>, int64_t> axes_groups_;  // axes, coordinates off them (-1 on them)
+  std::map<const Groups*, std::map<int64_t, int64_t>> listed_groups_;  // rank -> group id
   std::map<int64_t, Final> finals_;
   bool stop_ = false;
   size_t held_ = 0, max_bytes_ = SIZE_MAX;

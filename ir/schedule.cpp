@@ -107,6 +107,8 @@ struct Sim {
 
   // Group ids of this rank's `axes` collectives, by axis list (cleared per rank).
   std::map<Strings, int64_t> axes_group{};
+  // Group ids by axis list and the coordinates off those axes (-1 on them).
+  std::map<std::pair<Strings, Coord>, int64_t> axes_groups{};
 
   void unroll(int64_t rank, const Graph& g, Bindings& b, std::string iter) {
     for (const CommOp& c : comm_ops_of(g)) {
@@ -125,7 +127,17 @@ struct Sim {
       if (events[rank].size() > budget) return;
       if (c.kind == CommOp::axes) {
         auto [it, fresh] = axes_group.try_emplace(*c.axis_names, -1);
-        if (fresh) it->second = intern(p.mesh.group_along(rank, *c.axis_names));
+        if (fresh) {
+          // The group is named by its axes and the rank's coordinates off
+          // them: its member list is built and interned once per group, not
+          // once per rank (a group of 65536 ranks compared 65536 times).
+          Coord off = p.mesh.coord_of(rank);
+          for (const auto& a : *c.axis_names)
+            if (auto i = p.mesh.axis_index(a)) off[*i] = -1;
+          auto [jt, first] = axes_groups.try_emplace({*c.axis_names, std::move(off)}, -1);
+          if (first) jt->second = intern(p.mesh.group_along(rank, *c.axis_names));
+          it->second = jt->second;
+        }
         events[rank].push_back({&op, Event::coll, it->second, -1, 0, iter});
       } else if (c.kind == CommOp::groups) {
         for (const auto& grp : *c.group_list)

@@ -179,6 +179,9 @@ std::span<const int32_t> StageGraph::keep_deps(std::vector<int32_t> deps) {
 
 void StageGraph::build_spec_nodes() {
   const ir::Graph& g = c_.spec->graph;
+  // Checked before unrolling: a spec loop of 10^12 iterations would not fit.
+  for (const auto& op : g.ops)
+    if (op.kind == "loop") throw ir::EvalError("the spec has loops; stages need a straight-line spec");
   spec_code_ = ir::flatten(g, dims_);
   // Spec instances are keyed under the dims alone, loop indices unbound.
   for (const auto& ins : spec_code_) {
@@ -210,6 +213,22 @@ void StageGraph::build_nodes() {
   const ir::Plan& p = c_.plan;
   ir::Bindings base = dims_;
   for (const auto& a : p.mesh.axes) base[a.name] = a.size;
+  // Counted before anything is unrolled: a program that alone is past the
+  // limit (a loop count of 10^12) is neither unrolled nor laid out, and the
+  // count says by how much (exactly, up to 16 times the limit).
+  {
+    const size_t lim = max_rank_instructions_;
+    const size_t cap = std::max<size_t>(lim > (SIZE_MAX >> 8) ? (SIZE_MAX >> 8) : 16 * lim, size_t{1} << 24);
+    std::map<std::string, size_t> len;
+    bool over = false;
+    for (const auto& prog : p.programs) over |= (len[prog.name] = ir::flat_size(prog.graph, base, cap)) > lim;
+    if (over) {
+      rank_instructions_ = 0;
+      for (int64_t r = 0; r < p.mesh.num_ranks() && rank_instructions_ <= cap; ++r)
+        if (const ir::Program* prog = p.program_of(r)) rank_instructions_ += len[prog->name];
+      return;
+    }
+  }
   for (const auto& prog : p.programs) {
     Code& code = code_[prog.name];
     code.instrs = ir::flatten(prog.graph, base);

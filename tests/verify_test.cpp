@@ -9,6 +9,7 @@
 #include "corpus/builder.h"
 #include "corpus/generator.h"
 #include "frontend/proto/case_io.h"
+#include "ir/interp.h"
 #include "verify/check.h"
 
 namespace parity {
@@ -342,6 +343,46 @@ TEST(Verify, ADeadlockInAPlanTooLargeToCheckIsStillInvalid) {
   verify::Verdict v = verify::verify_case(c, "t", o);
   ASSERT_EQ(v.kind, verify::VerdictKind::invalid) << v.reason;
   EXPECT_NE(v.reason.find("deadlock"), std::string::npos) << v.reason;
+}
+
+// ir::flat_size counts what ir::flatten unrolls, without unrolling it
+// (guards that size plans before they are unrolled rely on it), and
+// saturates at its cap.
+TEST(Verify, FlatSizeCountsWhatFlattenUnrolls) {
+  namespace fs = std::filesystem;
+  int checked = 0;
+  for (const auto& e : fs::recursive_directory_iterator(fs::path(PARITY_SOURCE_DIR) / "corpus" / "cases")) {
+    if (e.path().extension() != ".pbtxt") continue;
+    ir::Case c;
+    try {
+      c = frontend::read_case(e.path().string());
+    } catch (const std::exception&) {
+      continue;  // malformed on purpose
+    }
+    ir::Bindings b = c.plan.dims;
+    if (c.spec) {
+      for (const auto& [k, v] : c.spec->dims) b.emplace(k, v);
+    }
+    for (const auto& a : c.plan.mesh.axes) b[a.name] = a.size;
+    std::vector<const ir::Graph*> graphs;
+    if (c.spec) graphs.push_back(&c.spec->graph);
+    for (const auto& p : c.plan.programs) graphs.push_back(&p.graph);
+    for (const ir::Graph* g : graphs) {
+      size_t n = 0;
+      try {
+        if (ir::flat_size(*g, b, 1'000'000) > 1'000'000) continue;
+        n = ir::flatten(*g, b).size();
+      } catch (const std::exception&) {
+        continue;  // a count that does not evaluate
+      }
+      EXPECT_EQ(ir::flat_size(*g, b, SIZE_MAX), n) << e.path();
+      if (n > 1) {
+        EXPECT_EQ(ir::flat_size(*g, b, n - 2), n - 1) << e.path();
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 100);
 }
 
 }  // namespace

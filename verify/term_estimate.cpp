@@ -14,6 +14,7 @@ namespace parity::verify {
 namespace {
 
 size_t mul(size_t a, size_t b) { return b && a > SIZE_MAX / b ? SIZE_MAX : a * b; }
+size_t add(size_t a, size_t b) { return a > SIZE_MAX - b ? SIZE_MAX : a + b; }
 
 struct Estimator {
   const ir::Bindings& base;
@@ -66,12 +67,16 @@ struct Estimator {
     return count(g, ir::check_graph(g, base, mesh, ir::Diag{}, ignored));
   }
   size_t count(const ir::Graph& g, const ir::TypeMap& t) const {
+    // A loop of 10^12 iterations is not unrolled to be counted: past this
+    // many instructions no symbolic or numeric check is in reach anyway.
+    constexpr size_t kUnrollCap = 100'000'000;
+    if (ir::flat_size(g, base, kUnrollCap) > kUnrollCap) return SIZE_MAX;
     size_t n = 0;
     for (const ir::Instr& ins : ir::flatten(g, base))
       if (ins.kind == ir::Instr::exec && ins.op) {
         const size_t x = op(t, *ins.op);
         largest = std::max(largest, x);
-        n += x;
+        n = add(n, x);
       }
     return n;
   }
@@ -88,7 +93,7 @@ size_t symbolic_terms_upto(const ir::Case& c, const ir::Bindings& base, size_t c
   std::map<std::string, size_t> per;
   for (const auto& prog : c.plan.programs) per[prog.name] = e.graph(prog.graph, &c.plan.mesh);
   for (int64_t r = 0; r < c.plan.mesh.num_ranks() && total <= cap; ++r)
-    if (const ir::Program* prog = c.plan.program_of(r)) total += per[prog->name];
+    if (const ir::Program* prog = c.plan.program_of(r)) total = add(total, per[prog->name]);
   return total;
 }
 
