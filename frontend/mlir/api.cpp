@@ -96,10 +96,21 @@ ir::Case build_case(mlir::func::FuncOp spec_f, mlir::func::FuncOp propagated_f,
 
 // Checked before MLIR's partitioner runs: it mishandles halos (see BUGS.md),
 // and parity does not model them anyway.
-void reject_unmodeled_shardings(mlir::ModuleOp m) {
+void reject_unmodeled_shardings(mlir::ModuleOp m, const GridMesh& g) {
   std::string bad;
   m.walk([&](mlir::shard::ShardingOp s) {
     if (!bad.empty()) return;
+    // MLIR's verifier does not bound split axes by the grid's rank, and its
+    // partitioner indexes the grid's shape with them (a crash).
+    const auto rank = static_cast<int64_t>(g.mesh.axes.size());
+    for (auto axes : s.getSplitAxes().getAxes())
+      for (int16_t a : axes.asArrayRef())
+        if (a < 0 || a >= rank)
+          throw ir::InvalidInput(ir::Diag{"", "", "", "",
+                                          loc_str(s.getLoc()) + ": split_axes names grid axis " +
+                                              std::to_string(a) + ", but @" + g.grid + " has " +
+                                              std::to_string(rank) + " axes (0.." +
+                                              std::to_string(rank - 1) + ")"});
     if (!s.getStaticHaloSizes().empty() || !s.getDynamicHaloSizes().empty())
       bad = loc_str(s.getLoc()) + ": unsupported sharding: halo sizes are not supported";
     else if (!s.getStaticShardedDimsOffsets().empty() || !s.getDynamicShardedDimsOffsets().empty())
@@ -134,7 +145,7 @@ Partitioned partition_and_import(const std::string& path, const Options& opt) {
   auto m = s.parse_file(path);
   GridMesh g = grid_of(*m);
   auto f = pick_func(*m, opt, path);
-  reject_unmodeled_shardings(*m);
+  reject_unmodeled_shardings(*m, g);
   PipelineOutput po = run_pipeline(s, *m, true);
   auto prop = s.parse_text(reparsable(po.propagated), path + " after sharding-propagation");
   auto part = s.parse_text(reparsable(po.partitioned), path + " after shard-partition");
@@ -156,6 +167,8 @@ ir::Case import_pair(const std::string& spec_path, const std::string& plan_path,
         ir::Diag{plan_path, "", "", "", "the plan's grid differs from the spec's"});
   pg.grid = g.grid;
   auto f = pick_func(*sm, opt, spec_path);
+  reject_unmodeled_shardings(*sm, g);
+  reject_unmodeled_shardings(*pm, g);
   PipelineOutput po = run_pipeline(ss, *sm, false);
   auto prop = ss.parse_text(reparsable(po.propagated), spec_path + " after sharding-propagation");
   return build_case(f, same_func(*prop, f, spec_path), same_func(*pm, f, plan_path), g, spec_path,

@@ -1,5 +1,6 @@
 #include "frontend/mlir/context.h"
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -40,6 +41,9 @@ std::string Session::take_diags() {
 }
 
 mlir::OwningOpRef<mlir::ModuleOp> Session::parse_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw ir::InvalidInput(ir::Diag{path, "", "", "", "is a directory; an MLIR module file was expected"});
   std::ifstream f(path, std::ios::binary);
   if (!f) throw ir::InvalidInput(ir::Diag{path, "", "", "", "cannot open file"});
   std::ostringstream ss;
