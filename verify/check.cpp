@@ -60,7 +60,7 @@ using ir::Tensor;
 // count passes `cap` (a plan of millions of ranks stops early).
 size_t rank_instructions_upto(const ir::Case& c, const ir::Bindings& base, size_t cap) {
   std::map<std::string, size_t> len;
-  for (const auto& prog : c.plan.programs) len[prog.name] = ir::flatten(prog.graph, base).size();
+  for (const auto& prog : c.plan.programs) len[prog.name] = ir::flat_size(prog.graph, base, cap);
   size_t total = 0;
   for (int64_t r = 0; r < c.plan.mesh.num_ranks() && total <= cap; ++r)
     if (const ir::Program* prog = c.plan.program_of(r)) total += len[prog->name];
@@ -1107,6 +1107,15 @@ class Checker {
         std::vector<double> pt = points.empty() ? std::vector<double>(nvars_, 0.5) : points[0];
         for (auto& [idx, val] : a.model) pt[idx] = val;
         auto again = eval_numeric<long double>(st, tt, sym_in, pt, {o});
+        if (!diverges(again[0].first, again[0].second)) {
+          // A model that divides by zero is no point of the plan: ask for
+          // one with every denominator nonzero.
+          SmtAnswer d = s->find_defined_model(tt, o.spec_t, o.plan_t, solver_timeout_ms());
+          if (d.status == SmtStatus::refuted) {
+            for (auto& [idx, val] : d.model) pt[idx] = val;
+            again = eval_numeric<long double>(st, tt, sym_in, pt, {o});
+          }
+        }
         if (diverges(again[0].first, again[0].second)) {
           make_cex(v, tt, obls, i, pt, again[0].first, again[0].second, std::string(s->name()) + " model");
           r = 1;

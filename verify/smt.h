@@ -23,6 +23,11 @@ class SmtBackend {
   virtual ~SmtBackend() = default;
   virtual const char* name() const = 0;
   virtual SmtAnswer prove_equal(const TermTable& t, TermId a, TermId b, unsigned timeout_ms) = 0;
+  // A model of a != b with every denominator nonzero, or unknown: asked when
+  // a model of prove_equal does not reproduce with the real functions (a
+  // division by zero is a free value to the solver, a NaN to the plan). Only
+  // its models count (re-checked concretely); "proved" here proves nothing.
+  virtual SmtAnswer find_defined_model(const TermTable&, TermId, TermId, unsigned) { return {}; }
 };
 
 std::unique_ptr<SmtBackend> make_z3();

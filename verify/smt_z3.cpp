@@ -18,6 +18,16 @@ class Z3Backend : public SmtBackend {
   const char* name() const override { return "z3"; }
 
   SmtAnswer prove_equal(const TermTable& t, TermId a, TermId b, unsigned timeout_ms) override {
+    return query(t, a, b, timeout_ms, false);
+  }
+  SmtAnswer find_defined_model(const TermTable& t, TermId a, TermId b, unsigned timeout_ms) override {
+    SmtAnswer ans = query(t, a, b, timeout_ms, true);
+    if (ans.status == SmtStatus::proved) ans.status = SmtStatus::unknown;  // only models count
+    return ans;
+  }
+
+ private:
+  SmtAnswer query(const TermTable& t, TermId a, TermId b, unsigned timeout_ms, bool defined_only) {
     z3::context ctx;
     SmtAnswer ans;
     // The time limit is ours, not Z3's `timeout` parameter: Z3's timer
@@ -27,10 +37,12 @@ class Z3Backend : public SmtBackend {
     // obligation.
     Watchdog dog(ctx, timeout_ms);
     try {
-      Enc enc{t, ctx, {}, {}, {}};
+      Enc enc{t, ctx, {}, {}, {}, {}};
       z3::solver s(ctx);
       z3::expr ea = enc.real(a), eb = enc.real(b);
       for (auto& c : enc.side) s.add(c);
+      if (defined_only)
+        for (auto& d : enc.dens) s.add(d != ctx.real_val(0));
       s.add(ea != eb);
       z3::check_result r = dog.fired() ? z3::unknown : s.check();
       // An interrupt that raced with a finished check may spoil the model.
@@ -105,6 +117,7 @@ class Z3Backend : public SmtBackend {
     std::unordered_map<TermId, z3::expr> memo;
     std::map<uint32_t, z3::expr> vars;
     std::vector<z3::expr> side;
+    std::vector<z3::expr> dens;  // every denominator of a product
 
     z3::expr rat(const Rational& r) { return ctx.real_val(r.str().c_str()); }
 
@@ -167,6 +180,7 @@ class Z3Backend : public SmtBackend {
               }
             }
           }
+          if (has_den) dens.push_back(den);
           r = has_den ? num / den : num;
           break;
         }

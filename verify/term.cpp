@@ -152,6 +152,21 @@ TermTable::Mon TermTable::mon(TermId t) const {
 
 TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t>> factors) {
   if (coef.is_zero()) return zero_;
+  // A sum factor carries no scale of its own: the size of its first term's
+  // coefficient (by id) moves to the product's, so that x*(s*a + s*b) and
+  // s*x*(a + b) are one term (a loss scale applied before a sum and removed
+  // after it). The sign stays: flipping it rewrote the loss of a
+  // vocab-parallel cross-entropy into quotients that z3 no longer proved
+  // (a division by a sum of masks that can be 0 is a free value in z3).
+  for (auto& [t, e] : factors) {
+    const Node& n = nodes_[t];
+    if (n.kind != TK::Sum || (n.args.size() == 1 && n.nums.back().is_zero())) continue;
+    const Rational lead = n.nums[0] < Rational(0) ? -n.nums[0] : n.nums[0];
+    if (lead.is_one()) continue;
+    const TermId unit = scale(t, lead.inverse());
+    for (int64_t j = 0; j < (e < 0 ? -e : e); ++j) coef = e < 0 ? coef * lead.inverse() : coef * lead;
+    t = unit;
+  }
   std::sort(factors.begin(), factors.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::pair<TermId, int64_t>> merged;
   std::vector<TermId> exp_args;  // exp(a)^e factors merge into exp(sum)

@@ -1,0 +1,43 @@
+// Canonical forms of terms (verify/term.h): a sum that is a factor of a
+// product carries no coefficient of its own, so a scale applied inside a sum
+// and the same scale outside it are one term; a different scale is not.
+#include <gtest/gtest.h>
+
+#include "verify/term.h"
+
+using namespace parity::verify;
+
+namespace {
+
+TEST(Terms, ASumFactorsCoefficientMovesToTheProduct) {
+  TermTable t;
+  const TermId x = t.var("x"), a = t.var("a"), b = t.var("b");
+  const Rational s(65536);
+  // x * (s*a + s*b)  ==  s * (x * (a + b))
+  const TermId inside = t.mul(x, t.add(t.scale(a, s), t.scale(b, s)));
+  const TermId outside = t.scale(t.mul(x, t.add(a, b)), s);
+  EXPECT_EQ(inside, outside);
+  // A loss scale removed by a different factor is another term.
+  EXPECT_NE(t.scale(inside, Rational(1, 32768)), t.mul(x, t.add(a, b)));
+  EXPECT_EQ(t.scale(inside, Rational(1, 65536)), t.mul(x, t.add(a, b)));
+}
+
+TEST(Terms, SignsAndReciprocalsOfSums) {
+  TermTable t;
+  const TermId a = t.var("a"), b = t.var("b"), x = t.var("x");
+  const TermId neg = t.scale(t.add(a, t.scale(b, Rational(-1))), Rational(-1));  // -(a - b)
+  const TermId bma = t.add(b, t.scale(a, Rational(-1)));                          // b - a
+  EXPECT_EQ(t.mul(x, neg), t.mul(x, bma));
+  // 1/(2a + 2b) == (1/2) * 1/(a + b), and (2a+2b)^2 == 4 (a+b)^2
+  EXPECT_EQ(t.recip(t.add(t.scale(a, Rational(2)), t.scale(b, Rational(2)))),
+            t.scale(t.recip(t.add(a, b)), Rational(1, 2)));
+  EXPECT_EQ(t.power(t.add(t.scale(a, Rational(2)), t.scale(b, Rational(2))), 2),
+            t.scale(t.power(t.add(a, b), 2), Rational(4)));
+  // (a + 2) * x with the constant kept in the factor: 2x * (a/2 + 1)
+  EXPECT_EQ(t.mul(x, t.add(a, t.constant(Rational(2)))),
+            t.scale(t.mul(x, t.add(t.scale(a, Rational(1, 2)), t.constant(Rational(1)))), Rational(2)));
+  // Not equal where the sums differ.
+  EXPECT_NE(t.mul(x, t.add(a, b)), t.mul(x, t.add(a, t.scale(b, Rational(2)))));
+}
+
+}  // namespace
