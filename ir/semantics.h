@@ -307,9 +307,14 @@ std::vector<Tensor<typename D::S>> eval_local(D& d, const Op& op, const std::vec
     T out;
     out.shape = x.shape;
     out.shape[dim] = size;
-    for (int64_t i = 0; i < x.size(); ++i) {
-      auto idx = x.index_of(i);
-      if (idx[dim] >= off && idx[dim] < off + size) out.data.push_back(x.data[static_cast<size_t>(i)]);
+    // Row-major: the slice is `outer` runs of size*inner consecutive elements.
+    int64_t outer = 1, inner = 1;
+    for (size_t k = 0; k < dim; ++k) outer *= x.shape[k];
+    for (size_t k = dim + 1; k < x.rank(); ++k) inner *= x.shape[k];
+    out.data.reserve(static_cast<size_t>(outer * size * inner));
+    for (int64_t o = 0; o < outer; ++o) {
+      const auto from = x.data.begin() + static_cast<std::ptrdiff_t>((o * x.shape[dim] + off) * inner);
+      out.data.insert(out.data.end(), from, from + static_cast<std::ptrdiff_t>(size * inner));
     }
     return one(out);
   }

@@ -519,13 +519,17 @@ TEST_F(ReportTest, OddOptionValuesAreRefused) {
 }
 
 // --time-limit ends the run, reports written, even where the check would go
-// on (here a plan that takes half a minute or more): at 1.1 x the limit + 10 s.
+// on (here one collective over 2^20 ranks, checked whole for 20 s or more,
+// a run that does not look at the clock): at 1.1 x the limit + 10 s. The
+// summary says nothing was checked, not "1 ranks, 0 obligations ... 0.00 s".
 TEST_F(ReportTest, TimeLimitEndsTheRunWithItsReports) {
-  const std::string c = kSrc + "/corpus/cases/handwritten/second_look_mpmd_last_rank_literal_coord_bug_large.pbtxt";
+  const std::string c = kSrc + "/tests/malformed/validate_one_group_of_2e20_ranks.pbtxt";
   Proc r = parity("verify " + c + " --time-limit 0.1 --json " + path("v.json"));
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_NE(r.out.find("the time limit (--time-limit 0.1 s) ran out"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no obligation was checked; 10."), std::string::npos) << r.out;
   EXPECT_EQ(read_json("v.json").value("verdict", ""), "UNKNOWN");
+  EXPECT_GT(read_json("v.json").value("seconds", 0.0), 10.0);
 }
 
 }  // namespace

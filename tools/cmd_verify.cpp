@@ -219,11 +219,14 @@ void add_verify(CLI::App& app, Action& run) {
           if (path != "-") write_file(path, text);
       };
       const ir::Case no_case;  // the case may be half read when the deadline passes
+      const auto started = std::chrono::steady_clock::now();
       HardDeadline deadline(procs.index() == 0 ? opt.time_limit_s : 0, [&] {
         std::lock_guard<std::mutex> lk(report_m);
         if (reported) return;
         verify::Verdict v;
         v.kind = verify::VerdictKind::unknown;
+        v.solver = opt.solver;
+        v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
         v.reason = fmt::format(
             "the time limit (--time-limit {} s) ran out and the check was still running a tenth of it and 10 s "
             "later (a solver that does not answer its interrupt, or reduction and stages taking that long); "

@@ -33,7 +33,9 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
     if (v.diags.empty()) s += fmt::format("INVALID: {}: {}\n", label, v.reason);
     return s;
   }
-  if (v.stages)
+  if (c.plan.programs.empty() && !v.obligations && !v.stages)  // ended before the case was read or checked
+    s += fmt::format("{}  {}: no obligation was checked", name, label);
+  else if (v.stages)
     s += fmt::format("{}  {}: {} ranks, {} stages ({} distinct), {} obligations in distinct stages: {} by canonical form, "
                      "{} by expansion",
                      name, label, c.plan.mesh.num_ranks(), v.stages, v.unique_stages, v.obligations, v.by_hash,
