@@ -182,17 +182,80 @@ void axis_blockers(const ir::Case& c, Why& why, Why& frozen) {
   });
 }
 
+// A carried value of a loop body computed from constants alone that changes
+// from one iteration to the next (`step + 1`): it counts the iterations as
+// data, which no dim expression shows (a gradient kept only while
+// `step < 5` is dropped from the 6th microbatch on, at 16 microbatches and
+// never at 2). The first such value, or "".
+// `outer_const`: the values of the enclosing graph computed from constants
+// alone; a carried value that starts from data (a gradient buffer fed in,
+// an activation) is no counter.
+std::string iteration_counter(const ir::Op& loop, const std::set<std::string>& outer_const) {
+  const ir::Graph& body = loop.regions.at(0);
+  std::set<std::string> carried;
+  for (size_t i = 0; i < body.inputs.size() && i < loop.operands.size(); ++i)
+    if (outer_const.count(loop.operands[i])) carried.insert(body.inputs[i]);
+  // Values computed from constants and the still-candidate carried values;
+  // `reads` names the carried values each one reads through some op.
+  for (;;) {
+    std::set<std::string> free_vals = carried;
+    std::map<std::string, std::set<std::string>> reads;
+    for (const auto& op : body.ops) {
+      bool all_free = op.regions.empty();
+      std::set<std::string> r;
+      for (const auto& o : op.operands) {
+        if (!free_vals.count(o)) all_free = false;
+        if (carried.count(o)) r.insert(o);
+        if (auto it = reads.find(o); it != reads.end()) r.insert(it->second.begin(), it->second.end());
+      }
+      if (!all_free) continue;
+      for (const auto& res : op.results) {
+        free_vals.insert(res);
+        reads[res] = r;
+      }
+    }
+    std::set<std::string> keep;
+    for (size_t i = 0; i < body.inputs.size() && i < body.outputs.size(); ++i)
+      if (carried.count(body.inputs[i]) && free_vals.count(body.outputs[i])) keep.insert(body.inputs[i]);
+    if (keep != carried) {
+      carried = std::move(keep);
+      continue;
+    }
+    for (size_t i = 0; i < body.inputs.size() && i < body.outputs.size(); ++i) {
+      const auto it = reads.find(body.outputs[i]);
+      if (carried.count(body.inputs[i]) && it != reads.end() && it->second.count(body.inputs[i]))
+        return body.inputs[i] + " (carried out as " + body.outputs[i] + ")";
+    }
+    return "";
+  }
+}
+
 // Loop counts whose loop index is used non-affinely cannot shrink.
 void loop_blockers(const ir::Case& c, Why& frozen) {
   std::vector<std::pair<std::string, ir::DimExpr>> loops;
-  auto collect = [&](const ir::Graph& g) {
-    walk_ops(g, [&](const ir::Op& op) {
-      if (op.kind != "loop") return;
+  std::function<void(const ir::Graph&)> collect = [&](const ir::Graph& g) {
+    std::set<std::string> consts;  // computed from constants alone (a graph's inputs are not)
+    for (const auto& op : g.ops) {
+      if (op.regions.empty() && std::all_of(op.operands.begin(), op.operands.end(),
+                                            [&](const std::string& o) { return consts.count(o) > 0; }))
+        consts.insert(op.results.begin(), op.results.end());
+      for (const auto& r : op.regions) collect(r);
+      if (op.kind != "loop") continue;
       const ir::Attr* v = op.attr("var");
       const ir::Attr* n = op.attr("count");
-      if (v && n && std::holds_alternative<std::string>(*v) && std::holds_alternative<ir::DimExpr>(*n))
+      if (v && n && std::holds_alternative<std::string>(*v) && std::holds_alternative<ir::DimExpr>(*n)) {
         loops.push_back({std::get<std::string>(*v), std::get<ir::DimExpr>(*n)});
-    });
+        if (op.regions.size() != 1) continue;
+        if (const std::string ctr = iteration_counter(op, consts); !ctr.empty()) {
+          std::set<std::string> syms;
+          std::get<ir::DimExpr>(*n).symbols(syms);
+          for (const auto& x : syms)
+            frozen.emplace(x, "loop " + op.label() + " carries " + ctr +
+                                  ", computed from constants alone and changed each iteration: it counts the "
+                                  "iterations as data");
+        }
+      }
+    }
   };
   if (c.spec) collect(c.spec->graph);
   for (const auto& prog : c.plan.programs) collect(prog.graph);

@@ -51,7 +51,17 @@ struct Analysis {
     if (!flags) return;
     const ir::Attr* r = op.attr("reduce");
     const std::string kind = r && std::holds_alternative<std::string>(*r) ? std::get<std::string>(*r) : "sum";
-    if (kind != "sum") return;
+    if (kind != "sum" && op.kind != "allgather") return;
+    if (op.kind == "allgather") {
+      // Its result holds the value once per rank along the axes: whatever
+      // reads it (a sum of gathered ones is the world size) can count them.
+      for (const auto& a : group)
+        if (!in.vary.count(a) && !in.named.count(a) && !selected.count(a))
+          flags->emplace(a, "an allgather over " + a + " in program " + prog.name + " (" + op.label() +
+                                ") gathers a value that is the same on every rank along it: as many copies as the "
+                                "axis has ranks, a count the reduction would change");
+      return;
+    }
     for (const auto& a : group)
       if (!in.vary.count(a) && !in.named.count(a) && !selected.count(a))
         flags->emplace(a, "a sum over " + a + " in program " + prog.name + " (" + op.label() +
@@ -118,7 +128,7 @@ struct Analysis {
       if (op.attr("groups")) {
         out.vary = all;  // explicit groups: members need not be along whole axes
       } else if (group && (op.kind == "allreduce" || op.kind == "allgather" || op.kind == "broadcast")) {
-        if (op.kind == "allreduce") sum_over(op, in, *group);
+        if (op.kind == "allreduce" || op.kind == "allgather") sum_over(op, in, *group);
         for (const auto& a : *group) out.vary.erase(a);  // every member gets the same
       } else if (group && (op.kind == "reduce_scatter" || op.kind == "all_to_all")) {
         if (op.kind == "reduce_scatter") sum_over(op, in, *group);
