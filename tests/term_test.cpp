@@ -40,4 +40,21 @@ TEST(Terms, SignsAndReciprocalsOfSums) {
   EXPECT_NE(t.mul(x, t.add(a, b)), t.mul(x, t.add(a, t.scale(b, Rational(2)))));
 }
 
+// Top-k of one positive scale and one shift of every entry selects what
+// top-k of the entries does; a negative scale does not.
+TEST(Terms, TopKOfAPositiveAffineMapOfTheRowIsTopKOfTheRow) {
+  TermTable t;
+  const std::vector<TermId> row{t.var("a"), t.var("b"), t.var("c")};
+  std::vector<TermId> scaled, negated, mixed;
+  for (TermId x : row) {
+    scaled.push_back(t.add(t.scale(x, Rational(5, 2)), t.constant(Rational(1))));
+    negated.push_back(t.scale(x, Rational(-2)));
+  }
+  mixed = scaled;
+  mixed[2] = t.scale(row[2], Rational(3));
+  EXPECT_EQ(t.topk_mask(scaled, 2), t.topk_mask(row, 2));
+  EXPECT_NE(t.topk_mask(negated, 2), t.topk_mask(row, 2));
+  EXPECT_NE(t.topk_mask(mixed, 2), t.topk_mask(row, 2));
+}
+
 }  // namespace

@@ -284,12 +284,28 @@ TermId TermTable::powc(TermId a, const Rational& e) {
 
 std::vector<TermId> TermTable::topk_mask(const std::vector<TermId>& row_in, int64_t k) {
   // One strictly increasing function applied to every entry keeps their
-  // order and their ties, so it selects what its arguments select: top-k of
+  // order and their ties, so it selects what its arguments select (so does
+  // one positive scale and one shift of every entry): top-k of
   // sigmoid scores (DeepSeek's router as written) is top-k of the logits (as
   // Megatron computes it).
   std::vector<TermId> row = row_in;
   for (;;) {
     if (row.empty()) break;
+    // c*u + d with one c > 0 and one d for the whole row (a route scale
+    // applied before the selection) is strictly increasing in u too.
+    {
+      const Lin l0 = lin(row[0]);
+      bool affine = l0.terms.size() == 1 && Rational(0) < l0.terms[0].second &&
+                    !(l0.terms[0].second.is_one() && l0.c.is_zero());
+      for (size_t i = 1; affine && i < row.size(); ++i) {
+        const Lin l = lin(row[i]);
+        affine = l.terms.size() == 1 && l.terms[0].second == l0.terms[0].second && l.c == l0.c;
+      }
+      if (affine) {
+        for (TermId& t : row) t = lin(t).terms[0].first;
+        continue;
+      }
+    }
     const Node& first = nodes_[row[0]];
     const auto f = static_cast<ir::Fn>(first.aux);
     if (first.kind != TK::App || first.args.size() != 1 ||
