@@ -364,15 +364,6 @@ std::map<std::string, std::string> loop_counts(const ir::Case& c) {
   return out;
 }
 
-// The remainders (`a % b`) inside an expression, outermost first.
-void remainders(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
-  using K = ir::DimExpr::Kind;
-  if (e.kind() == K::Const || e.kind() == K::Sym) return;
-  if (e.kind() == K::Mod) out.push_back(e);
-  remainders(e.lhs(), out);
-  if (e.kind() != K::Neg) remainders(e.rhs(), out);
-}
-
 // Loop counts as expressions, with where they are (`cp-1` of a ring loop).
 std::vector<std::pair<ir::DimExpr, std::string>> loop_count_exprs(const ir::Case& c) {
   std::vector<std::pair<ir::DimExpr, std::string>> out;

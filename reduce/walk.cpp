@@ -108,4 +108,26 @@ void divisions(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
   }
 }
 
+void remainders(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
+  using K = ir::DimExpr::Kind;
+  if (e.kind() == K::Const || e.kind() == K::Sym) return;
+  if (e.kind() == K::Mod) out.push_back(e);
+  remainders(e.lhs(), out);
+  if (e.kind() != K::Neg) remainders(e.rhs(), out);
+}
+
+void loop_count_symbols(const ir::Plan& p, const std::string& var, std::set<std::string>& out) {
+  std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
+    for (const auto& op : g.ops) {
+      const ir::Attr* n = op.kind == "loop" ? op.attr("count") : nullptr;
+      const ir::Attr* v = n ? op.attr("var") : nullptr;
+      if (n && v && std::holds_alternative<std::string>(*v) && std::get<std::string>(*v) == var &&
+          std::holds_alternative<ir::DimExpr>(*n))
+        std::get<ir::DimExpr>(*n).symbols(out);
+      for (const auto& r : op.regions) walk(r);
+    }
+  };
+  for (const auto& prog : p.programs) walk(prog.graph);
+}
+
 }  // namespace parity::reduce

@@ -3,7 +3,9 @@
 // every op of large plans several times.
 #pragma once
 #include <functional>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "ir/plan.h"
 
@@ -37,5 +39,11 @@ bool float_attr(const ir::Op& op, const std::string& name);
 
 // Sub-expressions of kind Div (to check exact division and shard sizes).
 void divisions(const ir::DimExpr& e, std::vector<ir::DimExpr>& out);
+
+// The remainders (`a % b`) inside an expression, outermost first.
+void remainders(const ir::DimExpr& e, std::vector<ir::DimExpr>& out);
+
+// The dim symbols of the counts of the plan's loops over index `var` (no `$`).
+void loop_count_symbols(const ir::Plan& p, const std::string& var, std::set<std::string>& out);
 
 }  // namespace parity::reduce

@@ -24,6 +24,7 @@
 #include "ir/validate.h"
 #include "reduce/layer_fold.h"
 #include "reduce/reduce.h"
+#include "reduce/walk.h"
 #include "verify/smt.h"
 #include "verify/term.h"
 #include "verify/inputs.h"
@@ -1708,17 +1709,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         }
         const std::string var = x.substr(1);
         if (c.plan.mesh.axis_index(var)) sizes.insert(var);
-        std::function<void(const ir::Graph&)> counts = [&](const ir::Graph& g) {
-          for (const auto& op : g.ops) {
-            const ir::Attr* n = op.kind == "loop" ? op.attr("count") : nullptr;
-            const ir::Attr* lv = op.kind == "loop" ? op.attr("var") : nullptr;
-            if (n && lv && std::holds_alternative<std::string>(*lv) && std::get<std::string>(*lv) == var &&
-                std::holds_alternative<ir::DimExpr>(*n))
-              std::get<ir::DimExpr>(*n).symbols(sizes);
-            for (const auto& rg : op.regions) counts(rg);
-          }
-        };
-        for (const auto& prog : c.plan.programs) counts(prog.graph);
+        reduce::loop_count_symbols(c.plan, var, sizes);
       }
       VerifyOptions again = opt;
       bool more = false;
