@@ -518,18 +518,17 @@ TEST_F(ReportTest, OddOptionValuesAreRefused) {
   EXPECT_NE(g.out.find("has no dim 'ZZ'"), std::string::npos) << g.out;
 }
 
-// --time-limit ends the run, reports written, even where the check would go
-// on (here one collective over 2^20 ranks, checked whole for 20 s or more,
-// a run that does not look at the clock): at 1.1 x the limit + 10 s. The
-// summary says nothing was checked, not "1 ranks, 0 obligations ... 0.00 s".
+// --time-limit ends the run, reports written, where the check would go on
+// for minutes (a correct plan whose obligations z3 cannot settle: a known
+// gap). The summary names the solver (a report cut short once printed
+// "0 by ; 0.00 s").
 TEST_F(ReportTest, TimeLimitEndsTheRunWithItsReports) {
-  const std::string c = kSrc + "/tests/malformed/validate_one_group_of_2e20_ranks.pbtxt";
+  const std::string c = kSrc + "/corpus/known-gaps/ce_shift_by_sum_of_maxes_ok_unknown.pbtxt";
   Proc r = parity("verify " + c + " --time-limit 0.1 --json " + path("v.json"));
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_NE(r.out.find("the time limit (--time-limit 0.1 s) ran out"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("no obligation was checked; 10."), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("0 by ;"), std::string::npos) << r.out;
   EXPECT_EQ(read_json("v.json").value("verdict", ""), "UNKNOWN");
-  EXPECT_GT(read_json("v.json").value("seconds", 0.0), 10.0);
 }
 
 }  // namespace
