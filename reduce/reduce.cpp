@@ -1484,6 +1484,10 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
                                     : name + " reduced to " + std::to_string(now) + " only: " + why);
     }
     t.changed = !t.applied.empty();
+    if (opt.sizes_only) {
+      t.reduced = ir::Case{};
+      return t;
+    }
     if (!t.changed) {
       r.kept = t.kept;
       return unchanged();

@@ -35,6 +35,10 @@ struct Options {
   // reduced instance that does not validate ends the reduction (unchanged,
   // `invalid_at` set) instead of keeping sizes until one does.
   bool second_look = false;
+  // Only the sizes: `dims` and `axes` of the first instance the rounds
+  // settle on, neither validated nor retried (`reduced` is left empty). What
+  // verify's second look compares its instance's sizes with.
+  bool sizes_only = false;
   // Sizes (dims or mesh axes) kept as given, with the reason (verify keeps
   // those of a spec output that the reduced instance's placements do not
   // cover).

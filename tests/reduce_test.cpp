@@ -83,6 +83,30 @@ TEST(Reduce, DataTensorAndMicrobatchesShrink) {
   EXPECT_EQ(v.verified_ranks, 8);
 }
 
+// The second look compares its instance's sizes with the plain instance's,
+// computed alone: the same sizes, no instance built.
+TEST(Reduce, SizesOnlyGivesTheSizesOfTheFullReduction) {
+  auto o = opts("llama3-8b");
+  o.dp = 8;
+  o.tp = 4;
+  o.pp = 2;
+  o.mb = 4;
+  ir::Case c = corpus::generate(o);
+  for (int64_t keep : {2, 3}) {
+    reduce::Options full;
+    full.keep = full.least = keep;
+    reduce::Options sizes = full;
+    sizes.sizes_only = true;
+    reduce::Result a = reduce::reduce_case(c, full), b = reduce::reduce_case(c, sizes);
+    ASSERT_TRUE(a.changed);
+    EXPECT_EQ(a.dims, b.dims);
+    ASSERT_EQ(a.axes.size(), b.axes.size());
+    for (size_t i = 0; i < a.axes.size(); ++i) EXPECT_EQ(a.axes[i].to, b.axes[i].to) << a.axes[i].axis;
+    EXPECT_EQ(a.applied, b.applied);
+    EXPECT_TRUE(b.reduced.plan.programs.empty());
+  }
+}
+
 TEST(Reduce, PipelineAxisIsKeptWithTheReason) {
   auto o = opts("llama3-8b");
   o.pp = 4;

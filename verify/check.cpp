@@ -1342,16 +1342,26 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       reduce::Options po = ao;
       po.second_look = false;
       if (alt.invalid_at.empty()) {
-        reduce::Result plain = reduce::reduce_case(base, po);
-        std::map<std::string, int64_t> at;
-        for (const auto& [k, v] : plain.dims) at[k] = v.second;
-        for (const auto& m : plain.axes) at[m.axis] = m.to;
-        bool too_large = false;
-        for (const auto& [k, v] : alt.dims)
-          if (auto it = at.find(k); it != at.end() && v.second > 4 * it->second) too_large = true;
-        for (const auto& m : alt.axes)
-          if (auto it = at.find(m.axis); it != at.end() && m.to > 4 * it->second) too_large = true;
-        if (too_large) alt = std::move(plain);
+        auto too_large = [&alt](const reduce::Result& plain) {
+          std::map<std::string, int64_t> at;
+          for (const auto& [k, v] : plain.dims) at[k] = v.second;
+          for (const auto& m : plain.axes) at[m.axis] = m.to;
+          for (const auto& [k, v] : alt.dims)
+            if (auto it = at.find(k); it != at.end() && v.second > 4 * it->second) return true;
+          for (const auto& m : alt.axes)
+            if (auto it = at.find(m.axis); it != at.end() && m.to > 4 * it->second) return true;
+          return false;
+        };
+        // The plain instance's sizes first (the rounds alone, about a third
+        // of reducing and validating it at 126 layers); the instance itself
+        // only when it is used. A plain instance that does not validate keeps
+        // sizes, so its own sizes are compared again.
+        reduce::Options so_sizes = po;
+        so_sizes.sizes_only = true;
+        if (too_large(reduce::reduce_case(base, so_sizes))) {
+          reduce::Result plain = reduce::reduce_case(base, po);
+          if (too_large(plain)) alt = std::move(plain);
+        }
       } else {
         alt = reduce::reduce_case(base, po);
       }
