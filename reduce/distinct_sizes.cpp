@@ -3,6 +3,7 @@
 #include <climits>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -87,6 +88,131 @@ void largest_terms(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
   }
 }
 
+bool const_attr(const ir::Op& op, const char* name, int64_t& out) {
+  const ir::Attr* a = op.attr(name);
+  const ir::DimExpr* e = a ? std::get_if<ir::DimExpr>(a) : nullptr;
+  if (!e || !e->is_const()) return false;
+  out = e->const_value();
+  return true;
+}
+
+const ir::DimExpr* expr_attr(const ir::Op& op, const char* name) {
+  const ir::Attr* a = op.attr(name);
+  return a ? std::get_if<ir::DimExpr>(a) : nullptr;
+}
+
+// Where the layout of a value changes along one dim: the positions a
+// slice's window must stay on the same side of (SizeTerms::regions). Read
+// from the attributes of the pads, slices and concatenations that built
+// it, a few deep; a value built otherwise has no known positions.
+class Layout {
+ public:
+  explicit Layout(const ir::Case& c) {
+    if (c.spec) index("spec", c.spec->graph);
+    for (const auto& p : c.plan.programs) index("program " + p.name, p.graph);
+  }
+
+  // Positions along `dim` of `value` where its layout changes; those that
+  // read a coordinate are left out (the reductions of coordinates have
+  // their own conditions).
+  std::vector<ir::DimExpr> bounds(const std::string& scope, const std::string& value, int64_t dim,
+                                  int depth = 0) const {
+    std::vector<ir::DimExpr> out;
+    const ir::Op* op = producer(scope, value);
+    int64_t d;
+    if (!op || depth > 4 || !const_attr(*op, "dim", d) || d != dim || op->operands.empty()) return out;
+    auto add = [&](const ir::DimExpr& e) {
+      if (!has_coord(e) && out.size() < 64) out.push_back(e);
+    };
+    if (op->kind == "pad") {
+      const ir::DimExpr* before = expr_attr(*op, "before");
+      if (!before) return out;
+      add(*before);
+      if (auto n = extent(scope, op->operands[0], dim, depth + 1)) add(*before + *n);
+      for (const auto& b : bounds(scope, op->operands[0], dim, depth + 1)) add(*before + b);
+    } else if (op->kind == "slice") {
+      const ir::DimExpr* at = expr_attr(*op, "offset");
+      if (!at) return out;
+      for (const auto& b : bounds(scope, op->operands[0], dim, depth + 1)) add(b - *at);
+    } else if (op->kind == "concat") {
+      ir::DimExpr at(int64_t{0});
+      for (size_t k = 0; k < op->operands.size(); ++k) {
+        if (k > 0) add(at);
+        for (const auto& b : bounds(scope, op->operands[k], dim, depth + 1)) add(k == 0 ? b : at + b);
+        auto n = extent(scope, op->operands[k], dim, depth + 1);
+        if (!n) break;
+        at = k == 0 ? *n : at + *n;
+      }
+    }
+    return out;
+  }
+
+ private:
+  struct Scope {
+    std::unordered_map<std::string, const ir::Op*> producer;
+    std::unordered_map<std::string, const ir::TensorType*> type;
+  };
+  std::map<std::string, Scope> scopes_;
+
+  void index(const std::string& scope, const ir::Graph& g) {
+    Scope& s = scopes_[scope];
+    for (const auto& [n, t] : g.types) s.type.emplace(n, &t);
+    for (const auto& op : g.ops) {
+      for (const auto& r : op.results) s.producer.emplace(r, &op);
+      for (const auto& r : op.regions) index(scope, r);
+    }
+  }
+  const ir::Op* producer(const std::string& scope, const std::string& value) const {
+    auto s = scopes_.find(scope);
+    if (s == scopes_.end()) return nullptr;
+    auto p = s->second.producer.find(value);
+    return p == s->second.producer.end() ? nullptr : p->second;
+  }
+  // The extent of `value` along `dim`, coordinates read as 0: a value has
+  // one shape on every rank and in every iteration (a pad of `$mb` before
+  // and `M-1-$mb` after is M+1 long at any $mb).
+  std::optional<ir::DimExpr> extent(const std::string& scope, const std::string& value, int64_t dim,
+                                    int depth) const {
+    auto s = scopes_.find(scope);
+    if (s == scopes_.end() || depth > 6) return std::nullopt;
+    std::optional<ir::DimExpr> e;
+    if (auto t = s->second.type.find(value); t != s->second.type.end()) {
+      if (dim < static_cast<int64_t>(t->second->shape.size())) e = t->second->shape[static_cast<size_t>(dim)];
+    } else if (const ir::Op* op = producer(scope, value); op && !op->operands.empty()) {
+      int64_t d = -1;
+      const bool along = const_attr(*op, "dim", d) && d == dim;
+      const ir::DimExpr *before = expr_attr(*op, "before"), *after = expr_attr(*op, "after");
+      if (op->kind == "pad") {
+        auto n = extent(scope, op->operands[0], dim, depth + 1);
+        if (n && !along) e = n;
+        if (n && along && before && after) e = *n + *before + *after;
+      } else if (op->kind == "slice") {
+        const ir::DimExpr* size = expr_attr(*op, "size");
+        e = along ? (size ? std::optional<ir::DimExpr>(*size) : std::nullopt) : extent(scope, op->operands[0], dim, depth + 1);
+      } else if (op->kind == "concat" && along) {
+        for (const auto& x : op->operands) {
+          auto n = extent(scope, x, dim, depth + 1);
+          if (!n) return std::nullopt;
+          e = e ? *e + *n : *n;
+        }
+      } else if (op->kind == "concat" || op->kind == "cast" || op->kind == "identity" || op->kind == "neg") {
+        e = extent(scope, op->operands[0], dim, depth + 1);
+      }
+    } else if (const ir::Op* op = producer(scope, value); op && op->kind == "fill") {
+      const ir::Attr* a = op->attr("shape");
+      const ir::Dims* shape = a ? std::get_if<ir::Dims>(a) : nullptr;
+      if (shape && dim < static_cast<int64_t>(shape->size())) e = (*shape)[static_cast<size_t>(dim)];
+    }
+    if (!e) return std::nullopt;
+    std::set<std::string> syms;
+    e->symbols(syms);
+    ir::Bindings zero;
+    for (const auto& x : syms)
+      if (!x.empty() && x[0] == '$') zero[x] = 0;
+    return zero.empty() ? *e : e->bind(zero);
+  }
+};
+
 struct Collector {
   const ir::Bindings& given;
   std::map<std::string, SizeTerms::Term> terms;
@@ -145,8 +271,19 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
   Collector col{given, {}, {}, {}, {}};
   for (const auto& [k, v] : given)
     if (!k.empty() && k[0] != '$') col.add(ir::DimExpr::sym(k), false);
+  const Layout layout(c);
+  std::vector<std::pair<ir::DimExpr, ir::DimExpr>> regions;  // (window edge, layout position)
   for_each_expr(c, [&](const ir::DimExpr& e, const Where& w) {
     col.all(e);
+    int64_t dim;
+    if (w.op && w.attr && *w.attr == "offset" && w.op->kind == "slice" && !has_coord(e) && w.scope &&
+        !w.op->operands.empty() && const_attr(*w.op, "dim", dim)) {
+      const ir::DimExpr* size = expr_attr(*w.op, "size");
+      for (const auto& b : layout.bounds(*w.scope, w.op->operands[0], dim)) {
+        regions.emplace_back(e, b);
+        if (size && !has_coord(*size)) regions.emplace_back(e + *size, b);
+      }
+    }
     if (w.type || w.placement) return;  // shapes; placements below
     if (all_pairs && w.attr && w.op && index_attr(*w.op, *w.attr)) {
       std::vector<ir::DimExpr> mine, theirs;
@@ -188,6 +325,10 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
     const SizeTerms::Term &a = out.terms[i->second], &b = out.terms[j->second];
     if (a.given != b.given && a.given > 1 && b.given > 1)
       out.ordered.emplace_back(i->second, j->second);
+  }
+  for (const auto& [edge, at] : regions) {
+    SizeTerms::Term a{edge, 0, true, {}}, b{at, 0, false, {}};
+    if (a.expr.try_eval(given, a.given) && b.expr.try_eval(given, b.given)) out.regions.emplace_back(a, b);
   }
   // Terms grouped by their text with symbols blanked; within a group, an
   // index term and a term whose symbols differ from its by one renaming.
@@ -238,6 +379,11 @@ std::string Coincidence::str() const {
   std::string head = index->expr.str() + " and " + other->expr.str() + " (" +
                      std::to_string(index->given) + " and " + std::to_string(other->given) +
                      " as given)";
+  if (region)
+    return "the slice window edge " + index->expr.str() + " and the layout position " + other->expr.str() +
+           " of its input are " + std::to_string(index->given) + " and " + std::to_string(other->given) +
+           " as given, " + std::to_string(value) + " and " + std::to_string(other_value) +
+           " reduced: the window would read another region";
   if (value == other_value) return head + " would both be " + std::to_string(value);
   return head + " would be " + std::to_string(value) + " and " + std::to_string(other_value) +
          ", in reverse order";
@@ -259,6 +405,13 @@ size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b,
     auto a = value(i), c = value(j);
     if (!a || !c || *a != *c) continue;
     if (first && !*first) *first = Coincidence{&t.terms[i], &t.terms[j], *a, *c};
+    ++n;
+  }
+  auto sign = [](int64_t x, int64_t y) { return (x > y) - (x < y); };
+  for (const auto& [e, at] : t.regions) {
+    int64_t a, c;
+    if (!e.expr.try_eval(b, a) || !at.expr.try_eval(b, c) || sign(a, c) == sign(e.given, at.given)) continue;
+    if (first && !*first) *first = Coincidence{&e, &at, a, c, true};
     ++n;
   }
   if (ordered)

@@ -42,6 +42,14 @@ struct SizeTerms {
   // (index term, a term of the same op's attributes), differing as given:
   // with `all_pairs`, kept in their order too (count_coincidences).
   std::vector<std::pair<size_t, size_t>> ordered;
+  // A slice's window edge (its offset, and offset plus size) and a position
+  // along the same dim where the layout of its input changes (a pad's
+  // `before` and its end, a concatenation's seams; through a few pads,
+  // slices and concatenations): which region the window reads must not
+  // change, so their order as given (before, at, after) is kept in every
+  // instance (docs/soundness.md, "Sizes that coincide after the
+  // reduction"). Coordinate-free edges and positions only.
+  std::vector<std::pair<Term, Term>> regions;
   // Dims renamed between an index term and a variant equal to it as given
   // (`S/tp` and `V/tp` with S = V = 32): lowered together, so that a plan
   // reading one for the other is as right reduced as it is given.
@@ -59,6 +67,7 @@ struct Coincidence {
   const SizeTerms::Term* other = nullptr;
   int64_t value = 0;        // the index term's, under `b`
   int64_t other_value = 0;  // the other's (== value unless the order is reversed)
+  bool region = false;      // a window edge and a layout position (SizeTerms::regions)
   std::string str() const;
 };
 
@@ -68,6 +77,8 @@ struct Coincidence {
 // too: a slice at `$mb*M` where `$mb*(B/dp/cp/M)` is meant, with M = 32 < 64
 // as given, is in bounds there and at every reduced size that keeps M the
 // smaller, and out of bounds (so no instance to look at) where M is larger.
+// Every pair of `t.regions` whose order under `b` differs from its order as
+// given counts, whatever `ordered` says.
 size_t count_coincidences(const SizeTerms& t, const ir::Bindings& b,
                           std::optional<Coincidence>* first = nullptr, bool ordered = false);
 

@@ -1257,7 +1257,7 @@ bool coincidence_pins(const SizeTerms& sizes, const ir::Bindings& now,
   std::set<std::string> a, b, diff;
   co->index->expr.symbols(a);
   co->other->expr.symbols(b);
-  if (co->value != co->other_value) {
+  if (co->value != co->other_value || (co->region && co->index->given != co->other->given)) {
     // In reverse order: raise a reduced size that moves the term larger as
     // given up, or the smaller down, and neither the other way (a dim before
     // an axis: the axes' coordinates multiply the ranks).
@@ -1273,10 +1273,21 @@ bool coincidence_pins(const SizeTerms& sizes, const ir::Bindings& now,
         if (up == 2 || down == 2 || up < 0 || down > 0 || (up == 0 && down == 0)) continue;
         floors[x] = now.at(x) + 1;
         floor_why[x] = "at " + x + " = " + std::to_string(now.at(x)) + ", " + co->str() +
-                       "; an index reading one for the other would pass or leave the instance invalid";
+                       (co->region ? "" : "; an index reading one for the other would pass or leave the instance invalid");
         return true;
       }
-    return false;  // no size moves it the right way: the instance stays as it is
+    // No size moves it the right way. A window in another region reads
+    // other data: its sizes are kept. Else the instance stays as it is.
+    if (co->region)
+      for (const auto& x : all)
+        if (changed.count(x)) pins.emplace(x, co->str());
+    return false;
+  }
+  if (co->region) {  // on a layout position as given, off it reduced
+    a.insert(b.begin(), b.end());
+    for (const auto& x : a)
+      if (changed.count(x)) pins.emplace(x, co->str());
+    return false;
   }
   for (const auto& x : a)
     if (!b.count(x)) diff.insert(x);
