@@ -26,7 +26,8 @@ std::map<std::string, int64_t> id_ranges(const ir::Spec& spec) {
 
 Values make_inputs(const ir::Spec& spec, uint64_t seed, DType dtype) {
   ir::TypeMap types = spec_types(spec);
-  auto ranges = id_ranges(spec);
+  ir::NegativeIds negative;
+  auto ranges = ir::id_ranges(spec, types, spec.dims, &negative);
   std::mt19937_64 g(seed);
   Values out;
   for (const auto& name : spec.graph.inputs) {
@@ -36,7 +37,10 @@ Values make_inputs(const ir::Spec& spec, uint64_t seed, DType dtype) {
     ir::Tensor<double> t(ir::concrete_shape(ty, spec.dims), 0.0);
     if (ty.dtype == ir::DType::i64) {
       int64_t range = ranges.count(name) ? std::max<int64_t>(ranges[name], 1) : 16;
-      for (auto& v : t.data) v = static_cast<double>(g() % static_cast<uint64_t>(range));
+      if (auto n = negative.find(name); n != negative.end())
+        for (auto& v : t.data) v = static_cast<double>(ir::draw_id(0, range, n->second, g));
+      else
+        for (auto& v : t.data) v = static_cast<double>(g() % static_cast<uint64_t>(range));
     } else if (ty.dtype == ir::DType::i1) {
       for (auto& v : t.data) v = unit(g) < 0.75 ? 1.0 : 0.0;
       if (!t.data.empty()) t.data[0] = 1.0;

@@ -22,6 +22,7 @@
 #include "exec/runner.h"
 #include "exec/wire.h"
 #include "frontend/proto/case_io.h"
+#include "ir/id_ranges.h"
 #include "ir/interp.h"
 #include "ir/num_domain.h"
 
@@ -319,6 +320,30 @@ TEST(ExecKernels, Bf16RoundsToNearestEven) {
   EXPECT_EQ(ulp_distance(1.0, static_cast<double>(std::nextafter(1.0f, 2.0f)), DType::f32), 1);
   EXPECT_EQ(ulp_distance(-0.0, 0.0, DType::f64), 0);
   EXPECT_EQ(ulp_distance(-4.9e-324, 4.9e-324, DType::f64), 2);
+}
+
+// Labels equal to an ignore_index the spec tests for (a one_hot at offset
+// -100) are drawn too: a plan that counts ignored tokens in its mean must
+// meet some (ce_bug_ignore_index_counted_in_mean_cp).
+TEST(ExecKernels, NegativeIdsTheSpecTestsForAreDrawn) {
+  ir::Case c = frontend::read_case(std::string(PARITY_SOURCE_DIR) +
+                                   "/corpus/cases/handwritten/ce_bug_ignore_index_counted_in_mean_cp.pbtxt");
+  ir::NegativeIds negative;
+  ir::DiagList d;
+  ir::TypeMap types;
+  ir::validate_spec(*c.spec, "", d, &types);
+  auto ranges = ir::id_ranges(*c.spec, types, c.spec->dims, &negative);
+  ASSERT_EQ(negative["labels"], std::vector<int64_t>{-100});
+  EXPECT_EQ(ranges["labels"], 4);
+  int ignored = 0, in_range = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed)
+    for (double v : make_inputs(*c.spec, seed, DType::f64).at("labels").data) {
+      ignored += v == -100;
+      in_range += v >= 0 && v < 4;
+    }
+  EXPECT_GT(ignored, 0);
+  EXPECT_GT(in_range, ignored);
+  EXPECT_EQ(ignored + in_range, 8 * 8);
 }
 
 TEST(ExecKernels, InputsAreSeededAndIdsInRange) {

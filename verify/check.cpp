@@ -332,7 +332,8 @@ class Checker {
       st.placements_of[c_.plan.placements[i].program][c_.plan.placements[i].value].push_back(i);
 
     // Spec inputs as variables.
-    auto ranges = id_ranges(spec, stypes, st.dims);
+    ir::NegativeIds negative;
+    auto ranges = ir::id_ranges(spec, stypes, st.dims, &negative);
     TermTable tt;
     TermDomain td{tt};
     std::map<std::string, Tensor<TermId>> sym_in;
@@ -342,7 +343,9 @@ class Checker {
       t.shape = st.spec_shapes.at(in);
       for (int64_t i = 0; i < ir::sem::num_el(t.shape); ++i) {
         std::string nm = in + (t.shape.empty() ? "" : idx_str(t.index_of(i)));
-        if (ty.dtype == ir::DType::i64) t.data.push_back(tt.int_var(nm, 0, ranges.count(in) ? std::max<int64_t>(ranges[in], 1) : 16));
+        if (ty.dtype == ir::DType::i64)
+          t.data.push_back(tt.int_var(nm, 0, ranges.count(in) ? std::max<int64_t>(ranges[in], 1) : 16,
+                                      negative.count(in) ? negative[in] : std::vector<int64_t>{}));
         else if (ty.dtype == ir::DType::i1) t.data.push_back(tt.bool_var(nm));
         else t.data.push_back(tt.var(nm));
       }
@@ -565,7 +568,8 @@ class Checker {
     std::uniform_real_distribution<double> u(-1.0, 1.0);
     for (const auto& vi : tt.vars()) {
       if (vi.boolean && masks_on) p.push_back(1.0);
-      else if (vi.integer) p.push_back(static_cast<double>(std::uniform_int_distribution<int64_t>(vi.lo, vi.hi - 1)(rng)));
+      else if (vi.integer && vi.extra.empty()) p.push_back(static_cast<double>(std::uniform_int_distribution<int64_t>(vi.lo, vi.hi - 1)(rng)));
+      else if (vi.integer) p.push_back(static_cast<double>(ir::draw_id(vi.lo, vi.hi, vi.extra, rng)));
       else p.push_back(u(rng));
     }
     // Optimizer second moments must be nonnegative for sqrt: inputs named as

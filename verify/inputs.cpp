@@ -4,8 +4,9 @@
 
 namespace parity::verify {
 
-std::map<std::string, int64_t> id_ranges(const ir::Spec& s, const ir::TypeMap& types, const ir::Bindings& b) {
-  return ir::id_ranges(s, types, b);
+std::map<std::string, int64_t> id_ranges(const ir::Spec& s, const ir::TypeMap& types, const ir::Bindings& b,
+                                         ir::NegativeIds* negative) {
+  return ir::id_ranges(s, types, b, negative);
 }
 
 }  // namespace parity::verify

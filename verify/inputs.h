@@ -4,6 +4,7 @@
 #include <map>
 #include <string>
 
+#include "ir/id_ranges.h"
 #include "ir/plan.h"
 #include "ir/semantics.h"
 #include "ir/tensor.h"
@@ -12,7 +13,9 @@
 namespace parity::verify {
 
 // Ranges of integer inputs: ids index an embedding table, labels a vocabulary.
-std::map<std::string, int64_t> id_ranges(const ir::Spec& s, const ir::TypeMap& types, const ir::Bindings& b);
+// `negative`: the negative ids the spec tests for (ir/id_ranges.h).
+std::map<std::string, int64_t> id_ranges(const ir::Spec& s, const ir::TypeMap& types, const ir::Bindings& b,
+                                         ir::NegativeIds* negative = nullptr);
 
 // The elements of `t` inside `box` (ir::placement_box).
 template <class S>

@@ -79,8 +79,10 @@ class Cvc5Backend : public SmtBackend {
       const VarInfo& vi = t.vars()[idx];
       cvc5::Term e = s.mkConst(vi.integer ? s.getIntegerSort() : s.getRealSort(), vi.name);
       if (vi.integer) {
-        side.push_back(s.mkTerm(Kind::GEQ, {e, s.mkInteger(vi.lo)}));
-        side.push_back(s.mkTerm(Kind::LT, {e, s.mkInteger(vi.hi)}));
+        std::vector<cvc5::Term> in{s.mkTerm(Kind::AND, {s.mkTerm(Kind::GEQ, {e, s.mkInteger(vi.lo)}),
+                                                        s.mkTerm(Kind::LT, {e, s.mkInteger(vi.hi)})})};
+        for (int64_t x : vi.extra) in.push_back(s.mkTerm(Kind::EQUAL, {e, s.mkInteger(x)}));
+        side.push_back(in.size() == 1 ? in[0] : s.mkTerm(Kind::OR, in));
       }
       vars.emplace(idx, e);
       return e;

@@ -145,8 +145,9 @@ class Z3Backend : public SmtBackend {
       const VarInfo& vi = t.vars()[idx];
       z3::expr e = vi.integer ? ctx.int_const(vi.name.c_str()) : ctx.real_const(vi.name.c_str());
       if (vi.integer) {
-        side.push_back(e >= ctx.int_val(vi.lo));
-        side.push_back(e < ctx.int_val(vi.hi));
+        z3::expr in = e >= ctx.int_val(vi.lo) && e < ctx.int_val(vi.hi);
+        for (int64_t x : vi.extra) in = in || e == ctx.int_val(x);
+        side.push_back(in);
       }
       vars.emplace(idx, e);
       return e;

@@ -32,7 +32,7 @@ class StageProver {
  public:
   StageProver(const reduce::StageGraph& g, size_t budget) : g_(g), budget_(budget), td_{tt_} {
     const ir::Spec& s = *g.kase().spec;
-    ranges_ = id_ranges(s, g.spec_types(), g.dims());
+    ranges_ = ir::id_ranges(s, g.spec_types(), g.dims(), &negative_);
   }
 
   // "" when every obligation of the stage is proved; else what was not.
@@ -254,8 +254,9 @@ class StageProver {
       std::string nm = base + "#" + std::to_string(i);
       if (ty.dtype == ir::DType::i64) {
         auto r = ranges_.find(name);
-        t.data.push_back(
-            tt_.int_var(nm, 0, r != ranges_.end() ? std::max<int64_t>(r->second, 1) : 16));
+        auto n = negative_.find(name);
+        t.data.push_back(tt_.int_var(nm, 0, r != ranges_.end() ? std::max<int64_t>(r->second, 1) : 16,
+                                     n != negative_.end() ? n->second : std::vector<int64_t>{}));
       } else if (ty.dtype == ir::DType::i1) {
         t.data.push_back(tt_.bool_var(nm));
       } else {
@@ -286,6 +287,7 @@ class StageProver {
   TermTable tt_;
   TermDomain td_;
   std::map<std::string, int64_t> ranges_;
+  ir::NegativeIds negative_;
   std::map<std::string, int32_t> spec_ids_;
   size_t obligations_ = 0, by_expansion_ = 0;
   std::optional<StageFailure> failure_;

@@ -36,8 +36,8 @@ TermId TermTable::var(const std::string& name) {
   vars_.push_back(VarInfo{name, false, false, 0, 0});
   return intern(Node{TK::Var, static_cast<int32_t>(vars_.size() - 1), {}, {}});
 }
-TermId TermTable::int_var(const std::string& name, int64_t lo, int64_t hi) {
-  vars_.push_back(VarInfo{name, true, false, lo, hi});
+TermId TermTable::int_var(const std::string& name, int64_t lo, int64_t hi, std::vector<int64_t> extra) {
+  vars_.push_back(VarInfo{name, true, false, lo, hi, std::move(extra)});
   return intern(Node{TK::IntVar, static_cast<int32_t>(vars_.size() - 1), {}, {}});
 }
 TermId TermTable::bool_var(const std::string& name) {
@@ -273,7 +273,7 @@ TermId TermTable::ind(TermId id, int64_t k) {
   Rational v;
   if (is_const(id, &v)) return (v.is_int() && v.num() == k) ? one_ : zero_;
   const Node& n = nodes_[id];
-  if (n.kind == TK::IntVar && (k < vars_[static_cast<size_t>(n.aux)].lo || k >= vars_[static_cast<size_t>(n.aux)].hi)) return zero_;
+  if (n.kind == TK::IntVar && !vars_[static_cast<size_t>(n.aux)].admits(k)) return zero_;
   return intern(Node{TK::Ind, 0, {id}, {Rational(k)}});
 }
 

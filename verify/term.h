@@ -9,6 +9,7 @@
 // Products are not distributed over sums here (that blows up); `expand` does it
 // on demand, under a budget, for the pairs that did not match.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -32,9 +33,13 @@ struct Node {
 
 struct VarInfo {
   std::string name;
-  bool integer = false;  // token ids / labels: integers in [lo, hi)
+  bool integer = false;  // token ids / labels: integers in [lo, hi), or one of `extra`
   bool boolean = false;  // masks: 0 or 1
   int64_t lo = 0, hi = 0;
+  std::vector<int64_t> extra;  // ids outside the range the spec tests for (an ignore_index of -100)
+  bool admits(int64_t k) const {
+    return (k >= lo && k < hi) || std::find(extra.begin(), extra.end(), k) != extra.end();
+  }
 };
 
 struct BudgetExceeded : std::runtime_error {
@@ -50,7 +55,7 @@ class TermTable {
 
   TermId constant(const Rational& r);
   TermId var(const std::string& name);
-  TermId int_var(const std::string& name, int64_t lo, int64_t hi);
+  TermId int_var(const std::string& name, int64_t lo, int64_t hi, std::vector<int64_t> extra = {});
   TermId bool_var(const std::string& name);
 
   TermId add(TermId a, TermId b);
