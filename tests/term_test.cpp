@@ -58,3 +58,27 @@ TEST(Terms, TopKOfAPositiveAffineMapOfTheRowIsTopKOfTheRow) {
 }
 
 }  // namespace
+
+// y * y^-1 = 1 is recorded when y can be 0 (a count: a sum of masks), so the
+// proof that used it is run where masks are mostly off; a denominator that
+// cannot be 0 (a sum of exponentials, a sum with a constant) is not.
+TEST(Terms, CancelledCountsThatCanBeZeroAreRecorded) {
+  TermTable t;
+  const TermId x = t.var("x"), a = t.var("a"), b = t.var("b");
+  const TermId m0 = t.bool_var("m[0]"), m1 = t.bool_var("m[1]");
+  const TermId count = t.add(m0, m1);
+  const TermId softmax_den = t.add(t.apply(parity::ir::Fn::exp, a), t.apply(parity::ir::Fn::exp, b));
+  const TermId guarded = t.add(count, t.constant(Rational(1)));
+  EXPECT_EQ(t.mul(t.mul(x, t.recip(softmax_den)), softmax_den), x);
+  EXPECT_EQ(t.mul(t.mul(x, t.recip(guarded)), guarded), x);
+  EXPECT_TRUE(t.zero_cancelled().empty());
+  // (x / count) * count
+  EXPECT_EQ(t.mul(t.mul(x, t.recip(count)), count), x);
+  ASSERT_EQ(t.zero_cancelled().size(), 1u);
+  // x / count^2 * count keeps a division by count: nothing more is lost.
+  t.mul(t.mul(x, t.power(count, -2)), count);
+  EXPECT_EQ(t.zero_cancelled().size(), 1u);
+  // One mask alone can be 0 too.
+  EXPECT_EQ(t.mul(t.mul(x, t.recip(m0)), m0), x);
+  EXPECT_EQ(t.zero_cancelled().size(), 2u);
+}

@@ -359,6 +359,18 @@ class Checker {
     std::mt19937_64 rng(opt_.seed);
     std::vector<std::vector<double>> points;
     for (int k = 0; k < opt_.random_points; ++k) points.push_back(random_point(tt, rng, k == 0, k == 1));
+    // And one with each mask's first element on and the rest off: a count
+    // of tokens is zero on every rank or chunk without that element, where
+    // a plan that divides by its local count is not finite and the spec's
+    // global mean is (a context-parallel rank whose chunk is all padding:
+    // handwritten/cp_bug_loss_rank_mean_nan_on_empty_chunk_large).
+    if (opt_.random_points > 0 && std::any_of(tt.vars().begin(), tt.vars().end(), [](const VarInfo& x) { return x.boolean; })) {
+      std::mt19937_64 sparse_rng(opt_.seed ^ 0x5bd1e995ULL);
+      std::vector<double> p = random_point(tt, sparse_rng, false, false);
+      for (size_t k = 0; k < tt.vars().size(); ++k)
+        if (tt.vars()[k].boolean) p[k] = first_element(tt.vars()[k].name) ? 1.0 : 0.0;
+      points.push_back(std::move(p));
+    }
 
     // A concrete run of the whole plan, made at most once: a MISMATCH it
     // finds is final; otherwise the symbolic check decides.
@@ -563,6 +575,17 @@ class Checker {
   // m / (sqrt(v) + eps) with v of the size of g^2): an eps changed by 0.1%,
   // moved inside the sqrt or dropped is invisible next to a second moment of
   // order one and plain at zero.
+  // Whether an input variable's name (`mask[0,0]`, `s3.mask#0`) is the first
+  // element of its tensor.
+  static bool first_element(const std::string& name) {
+    if (auto h = name.rfind('#'); h != std::string::npos) return name.substr(h + 1) == "0";
+    auto b = name.rfind('[');
+    if (b == std::string::npos) return true;
+    for (size_t k = b + 1; k + 1 < name.size(); ++k)
+      if (name[k] != '0' && name[k] != ',') return false;
+    return true;
+  }
+
   std::vector<double> random_point(const TermTable& tt, std::mt19937_64& rng, bool masks_on, bool state_zero) {
     std::vector<double> p;
     std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -1034,6 +1057,22 @@ class Checker {
              const std::vector<std::unique_ptr<SmtBackend>>& solvers, bool prove = true) {
     const Obl& o = obls[i];
     if (o.spec_t == o.plan_t && !opt_.smt_all) {
+      // Equal by a canonical form that cancelled a denominator which can be
+      // 0: the points (one with masks mostly off) say whether the plan is
+      // undefined where the spec is not.
+      if (!tt.zero_cancelled().empty())
+        for (size_t k = 0; k < points.size(); ++k) {
+          auto [s, p] = num[k][i];
+          if (!undefined_in_plan(s, p)) continue;
+          if (v.cex) return 1;
+          auto again = eval_numeric<long double>(st, tt, sym_in, points[k], {o});
+          if (!undefined_in_plan(again[0].first, again[0].second)) continue;
+          make_cex(v, tt, obls, i, points[k], static_cast<double>(again[0].first),
+                   static_cast<double>(again[0].second),
+                   "concrete evaluation at a point with masks mostly off: the plan is not finite where the spec is "
+                   "(it divides by a count that is 0 there, which its canonical form cancelled)");
+          return 1;
+        }
       ++v.by_hash;
       return 0;
     }
@@ -1397,6 +1436,11 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         ao2.cache_dir.clear();
         StagedResult asr = prove_by_stages(second_case, ao2);
         const std::string what = "a second instance reduced at other sizes (" + second_applied() + ") ";
+        // A count cancelled that can be 0: run it too, where that is cheap.
+        if (asr.proved && asr.zero_cancelled > 0 && !rank_instructions_over(second_case, kCrossCheckRankInstructions)) {
+          asr.proved = false;
+          asr.reason = "its stages cancelled a count that can be 0";
+        }
         if (asr.proved) {
           look_note = what + "proves by stages";
           return std::nullopt;
@@ -1436,6 +1480,19 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         return std::nullopt;
       }
     };
+    // A proof by stages that cancelled a count that can be 0 (y * y^-1 = 1,
+    // y a sum of masks) holds where no such count is 0. The case it proved
+    // is run at the screening points, one of them with masks mostly off: a
+    // plan that divides by a count its spec does not (a context-parallel
+    // rank's own token count) is not finite there.
+    auto zero_counts = [&](const StagedResult& s, const ir::Case& k) -> std::optional<Verdict> {
+      if (s.zero_cancelled == 0 || rank_instructions_over(k, kCrossCheckRankInstructions)) return std::nullopt;
+      progress_start(opt.progress, "running the proved case where a count can be 0");
+      Verdict nv = Checker(k, file, opt, true).refute_only();
+      if (nv.kind != VerdictKind::mismatch || !nv.cex) return std::nullopt;
+      nv.cex->found_by += "; its stages proved equal by cancelling a count that can be 0 (y / y = 1), and is 0 here";
+      return nv;
+    };
     std::string fold_note;
     double fold_attempt_s = 0;  // the fold, and reducing and proving its case, when that did not verify
     if (fold_first) {
@@ -1464,6 +1521,12 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
           fo.spec_types = fr.changed ? &fr.spec_types : &unreduced_spec_types;
           fo.assumed = &fold.assumed;
           StagedResult sr = prove_by_stages(ft, fo);
+          // A difference where a count is 0 is found again unfolded, where
+          // it is reported.
+          if (sr.proved && zero_counts(sr, ft)) {
+            sr.proved = false;
+            sr.reason = "it differs where a count its stages cancelled is 0";
+          }
           if (sr.proved) {
             Verdict v = staged_verdict(sr, ft, opt);
             v.reductions = fr.applied;
@@ -1668,7 +1731,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       so.spec_types = r.changed ? &r.spec_types : &spec_types;
       sr = prove_by_stages(target, so);
     }
-    if (sr.proved) {
+    std::optional<Verdict> zero_found = sr.proved ? zero_counts(sr, target) : std::nullopt;
+    if (zero_found) {
+      v = std::move(*zero_found);
+    } else if (sr.proved) {
       v = staged_verdict(sr, target, opt);
     } else {
       Checker whole(target, file, opt, true, opt.stages, sr.failure ? &*sr.failure : nullptr);
@@ -1751,7 +1817,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       StageOptions go = so;
       go.spec_types = nullptr;
       StagedResult gsr = prove_by_stages(c, go);
-      if (gsr.proved) {
+      if (gsr.proved && gsr.zero_cancelled == 0) {
         // The first validation simulated the schedule only within its budget.
         d = ir::validate_case(c, file, ir::kScheduleBudget, opt.threads);
         if (!d.empty()) return invalid_verdict(d);

@@ -210,6 +210,7 @@ class StageProver {
   size_t obligations() const { return obligations_; }
   const std::optional<StageFailure>& failure() const { return failure_; }
   size_t by_expansion() const { return by_expansion_; }
+  size_t zero_cancelled() const { return tt_.zero_cancelled().size(); }
 
  private:
   T region(const ir::Placement& P, const reduce::Node& at,
@@ -475,7 +476,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     // prover (terms are hash-consed per table). A failure stops every stage
     // after it in first-met order; those before still run, so the failure
     // reported is the first in that order whatever order they ran in.
-    std::atomic<size_t> next{0}, obligations{0}, by_expansion{0};
+    std::atomic<size_t> next{0}, obligations{0}, by_expansion{0}, zero_cancelled{0};
     std::atomic<bool> failed{false};
     std::atomic<size_t> first_failed{SIZE_MAX};
     std::mutex m;
@@ -516,6 +517,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
             if (k < why_k) why_k = k, first_failed = k, r.reason = why, r.failure = sp->failure();
             failed = true;
           }
+          zero_cancelled += sp->zero_cancelled();
           sp.emplace(g, opt.expand_budget);  // a fresh prover for the stages before it
           continue;
         }
@@ -525,6 +527,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
       }
       obligations += sp->obligations();
       by_expansion += sp->by_expansion();
+      zero_cancelled += sp->zero_cancelled();
     };
     unsigned threads =
         std::max(1u, std::min<unsigned>(opt.threads, static_cast<unsigned>(mine.size())));
@@ -544,7 +547,9 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
         v.push_back(own && r.list[k].cached ? 1 : 0);
         v.push_back(own ? opt.shards.index : 0);
       }
+      v.push_back(static_cast<double>(zero_cancelled.load()));
       opt.shards.sum(v);
+      zero_cancelled = static_cast<size_t>(v.back());
       if (v[0] > 0 && !failed) r.reason = "a stage did not prove on another process";
       failed = v[0] > 0;
       obligations = static_cast<size_t>(v[1]);
@@ -563,6 +568,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
       for (const auto& info : r.list) r.cached += info.cached;
       r.obligations = obligations;
       r.by_expansion = by_expansion;
+      r.zero_cancelled = zero_cancelled;
       r.placed_elements = placed_elements(g);
       r.proved = true;
     }

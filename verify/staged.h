@@ -42,6 +42,10 @@ struct StagedResult {
   std::string reason;  // why not, when not
   size_t stages = 0, unique = 0, obligations = 0, by_expansion = 0;
   size_t cached = 0;  // distinct stages found proved in the cache
+  // Denominators that can be 0 (counts of tokens) which a canonical form
+  // cancelled (TermTable::zero_cancelled): the proof holds where they are
+  // not 0, so verify runs the case at a point with masks mostly off.
+  size_t zero_cancelled = 0;
   double build_seconds = 0, prove_seconds = 0;
   std::vector<StageInfo> list;  // distinct stages in first-met order (when proved)
   // Placed elements per plan placement (index), over every rank and loop

@@ -170,9 +170,21 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
   std::sort(factors.begin(), factors.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<std::pair<TermId, int64_t>> merged;
   std::vector<TermId> exp_args;  // exp(a)^e factors merge into exp(sum)
-  for (auto& [t, e] : factors) {
-    if (!merged.empty() && merged.back().first == t) merged.back().second += e;
-    else merged.push_back({t, e});
+  bool divided = false;  // the run of `t` being merged has a negative part
+  for (size_t k = 0; k < factors.size(); ++k) {
+    const auto [t, e] = factors[k];
+    if (!merged.empty() && merged.back().first == t) {
+      merged.back().second += e;
+      divided |= e < 0;
+    } else {
+      merged.push_back({t, e});
+      divided = e < 0;
+    }
+    // y^-1 taken back by y: the quotient was undefined where y is 0.
+    if (divided && merged.back().second >= 0 && (k + 1 == factors.size() || factors[k + 1].first != t) &&
+        zero_cancelled_.size() < 64 && can_be_zero(t) &&
+        std::find(zero_cancelled_.begin(), zero_cancelled_.end(), t) == zero_cancelled_.end())
+      zero_cancelled_.push_back(t);
   }
   std::vector<std::pair<TermId, int64_t>> kept;
   for (auto& [t, e] : merged) {
@@ -209,6 +221,23 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
     core = intern(std::move(n));
   }
   return scale(core, coef);
+}
+
+// A mask or a sum of masks with positive weights and no constant part: 0
+// when those masks are off (a count of tokens).
+bool TermTable::can_be_zero(TermId t) const {
+  const Node& n = nodes_[t];
+  auto mask = [&](TermId x) {
+    const Node& m = nodes_[x];
+    return m.kind == TK::IntVar && vars_[static_cast<size_t>(m.aux)].boolean;
+  };
+  if (mask(t)) return true;
+  if (n.kind != TK::Sum) return false;
+  Lin l = lin(t);
+  if (!l.c.is_zero()) return false;
+  for (const auto& [x, c] : l.terms)
+    if (!mask(x) || c < Rational(0)) return false;
+  return true;
 }
 
 TermId TermTable::mul(TermId a, TermId b) {

@@ -52,6 +52,11 @@ class TermTable {
   const Node& node(TermId t) const { return nodes_[t]; }
   size_t size() const { return nodes_.size(); }
   const std::vector<VarInfo>& vars() const { return vars_; }
+  // Denominators that `y * y^-1 = 1` cancelled although they can be 0 (a
+  // count of tokens: a sum of masks), in first-met order, at most 64. The
+  // identity then holds only where they are not 0: verify runs such a plan
+  // at a point where masks are mostly off (docs/soundness.md).
+  const std::vector<TermId>& zero_cancelled() const { return zero_cancelled_; }
 
   TermId constant(const Rational& r);
   TermId var(const std::string& name);
@@ -105,6 +110,8 @@ class TermTable {
 
   std::vector<Node> nodes_;
   std::vector<VarInfo> vars_;
+  std::vector<TermId> zero_cancelled_;
+  bool can_be_zero(TermId t) const;
   struct KeyHash {
     size_t operator()(const std::string& s) const { return std::hash<std::string>()(s); }
   };
