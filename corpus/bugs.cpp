@@ -848,9 +848,15 @@ std::vector<Bug> make_bugs() {
       });
   add("cp-rope-offset", "under context parallelism every rank rotates with the first chunk's positions", "cp > 1",
       [](Ctx& x) {
-        for (const char* t : {"rope_cos.chunk", "rope_sin.chunk"})
-          mutate(x, x.first([&](const ir::Op& op) { return result_is(op, t); }, "a context-parallel RoPE table"),
-                 [](ir::Op& o) { o.attrs["offset"] = ir::DimExpr(int64_t{0}); });
+        // Load-balanced chunks (--cp-balanced) concatenate two slices of
+        // the table: each then reads the first chunk's positions.
+        for (const std::string t : {"rope_cos.chunk", "rope_sin.chunk"}) {
+          auto slices = x.find_layer([&](const ir::Op& op) {
+            return op.kind == "slice" && (result_is(op, t) || result_is(op, t + "0") || result_is(op, t + "1"));
+          });
+          if (slices.empty()) x.first([&](const ir::Op& op) { return result_is(op, t); }, "a context-parallel RoPE table");
+          for (const auto& at : slices) mutate(x, at, [](ir::Op& o) { o.attrs["offset"] = ir::DimExpr(int64_t{0}); });
+        }
       });
   add("cp-causal-offset", "the causal mask ignores the query chunk's position under context parallelism", "cp > 1",
       [](Ctx& x) {

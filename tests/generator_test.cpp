@@ -295,6 +295,19 @@ TEST(Bugs, EveryInjectorHasACheckedInCase) {
   for (const auto& b : bugs()) EXPECT_TRUE(used.count(b.name)) << b.name << " has no case under corpus/cases/bugs";
 }
 
+// Load-balanced chunks: the RoPE table is two slices concatenated, and both
+// slices take the bug (it once put an offset on the concat: INVALID).
+TEST(Bugs, CpRopeOffsetAppliesToLoadBalancedChunks) {
+  GenOptions o;
+  o.model = "llama3-8b";
+  o.cp = 2;
+  o.cp_balanced = true;
+  ir::Case c = generate(o);
+  inject_bug(c, "cp-rope-offset");
+  EXPECT_TRUE(ir::validate_case(c, "t").empty());
+  EXPECT_EQ(verify::verify_case(c, "t", {}).kind, verify::VerdictKind::mismatch);
+}
+
 TEST(Bugs, RankSiteSplitsTheProgram) {
   GenOptions o = bug_base("llama3-8b", [](GenOptions& g) { g.dp = 2, g.tp = 2; });
   ir::Case c = generate(o);
