@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "frontend/mlir/api.h"
+#include "ir/validate.h"
 #include "tools/cli.h"
 #include "tools/report.h"
 #include "verify/check.h"
@@ -38,6 +39,16 @@ void add_verify_mlir(CLI::App& app, Action& run) {
         return static_cast<int>(kUnknown);
       }
       if (print_partitioned) fmt::print("{}\n", p.partitioned);
+      // The function as written (the spec) is the user's: an error there
+      // (no results) is INVALID, as `verify` says, not MLIR's failure.
+      if (p.c.spec) {
+        ir::DiagList sd;
+        ir::validate_spec(*p.c.spec, file, sd);
+        if (!sd.empty()) {
+          for (const auto& d : sd.items) fmt::print(stderr, "INVALID: {}\n", d.str());
+          return 2;
+        }
+      }
       verify::Verdict v;
       try {
         v = verify::verify_case(p.c, file, opt);
