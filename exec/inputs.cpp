@@ -1,5 +1,6 @@
 #include "exec/inputs.h"
 
+#include <cmath>
 #include <functional>
 #include <random>
 
@@ -45,8 +46,15 @@ Values make_inputs(const ir::Spec& spec, uint64_t seed, DType dtype) {
       for (auto& v : t.data) v = unit(g) < 0.75 ? 1.0 : 0.0;
       if (!t.data.empty()) t.data[0] = 1.0;
     } else {
+      // Optimizer state (Adam's second moment, read under a sqrt) is drawn
+      // nonnegative, as verify draws it: a negative one makes the spec and
+      // the plan NaN alike, and NaN matches NaN, so the update would not be
+      // compared at all.
+      auto role = spec.roles.find(name);
+      const bool state = role != spec.roles.end() && role->second == ir::Role::opt_state;
       for (auto& v : t.data) {
         double x = 2.0 * unit(g) - 1.0;
+        if (state) x = std::fabs(x);
         if (dtype == DType::f32) x = static_cast<float>(x);
         if (dtype == DType::bf16) x = round_bf16(static_cast<float>(x));
         v = x;

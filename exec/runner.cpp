@@ -297,8 +297,10 @@ std::vector<std::vector<Group>> partitions(const ir::Plan& p) {
       std::vector<Group> part;
       if (const ir::Attr* a = op.attr("axes"); a && std::holds_alternative<ir::Strings>(*a)) {
         std::set<Group> groups;
+        std::set<ir::Coord> keys;  // each group built once, not once per member
+        const ir::Strings& axes = std::get<ir::Strings>(*a);
         for (int64_t r = 0; r < p.mesh.num_ranks(); ++r)
-          groups.insert(p.mesh.group_along(r, std::get<ir::Strings>(*a)));
+          if (keys.insert(p.mesh.off_axes(r, axes)).second) groups.insert(p.mesh.group_along(r, axes));
         part.assign(groups.begin(), groups.end());
       } else if (const ir::Attr* a = op.attr("groups");
                  a && std::holds_alternative<ir::Groups>(*a)) {

@@ -345,10 +345,7 @@ class PlanRunner {
   int64_t group_of(int64_t rank, const Op& op) {
     if (const Attr* a = op.attr("axes"); a && std::holds_alternative<Strings>(*a)) {
       const Strings& axes = std::get<Strings>(*a);
-      Coord off = p_.mesh.coord_of(rank);
-      for (const auto& x : axes)
-        if (auto i = p_.mesh.axis_index(x)) off[*i] = -1;
-      auto [it, fresh] = axes_groups_.try_emplace({axes, std::move(off)}, -1);
+      auto [it, fresh] = axes_groups_.try_emplace({axes, p_.mesh.off_axes(rank, axes)}, -1);
       if (fresh) it->second = group_id(p_.mesh.group_along(rank, axes));
       return it->second;
     }

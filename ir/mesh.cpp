@@ -38,6 +38,13 @@ std::string Mesh::rank_str(int64_t rank) const {
   return s + ")";
 }
 
+Coord Mesh::off_axes(int64_t rank, const std::vector<std::string>& names) const {
+  Coord c = coord_of(rank);
+  for (const auto& n : names)
+    if (auto i = axis_index(n)) c[*i] = -1;
+  return c;
+}
+
 std::vector<int64_t> Mesh::group_along(int64_t rank, const std::vector<std::string>& names) const {
   Coord base = coord_of(rank);
   std::vector<size_t> idx;

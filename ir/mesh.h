@@ -28,6 +28,9 @@ struct Mesh {
   // The ranks that share every coordinate of `rank` except those on `axes`,
   // in order of their coordinates on `axes` (so index = position in the group).
   std::vector<int64_t> group_along(int64_t rank, const std::vector<std::string>& axes) const;
+  // The key of that group: `rank`'s coordinates with -1 on `axes` (unknown
+  // axes ignored). Equal for every member, so a group is built once.
+  Coord off_axes(int64_t rank, const std::vector<std::string>& axes) const;
 };
 
 // Which coordinates a program runs on: axes absent from `fixed` range over all values.

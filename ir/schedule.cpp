@@ -131,10 +131,7 @@ struct Sim {
           // The group is named by its axes and the rank's coordinates off
           // them: its member list is built and interned once per group, not
           // once per rank (a group of 65536 ranks compared 65536 times).
-          Coord off = p.mesh.coord_of(rank);
-          for (const auto& a : *c.axis_names)
-            if (auto i = p.mesh.axis_index(a)) off[*i] = -1;
-          auto [jt, first] = axes_groups.try_emplace({*c.axis_names, std::move(off)}, -1);
+          auto [jt, first] = axes_groups.try_emplace({*c.axis_names, p.mesh.off_axes(rank, *c.axis_names)}, -1);
           if (first) jt->second = intern(p.mesh.group_along(rank, *c.axis_names));
           it->second = jt->second;
         }
@@ -397,12 +394,14 @@ struct Sim {
               break;
             }
             // Everyone is here: they must all be issuing the same collective.
-            const Op& op0 = *events[w[0]][pc[w[0]]].op;
+            const Event& e0 = events[w[0]][pc[w[0]]];
             for (int64_t q : w) {
               const Event& f = events[q][pc[q]];
-              if (!same_collective(e, f) || !same_type(q, *f.op, true, w[0], op0, true)) {
-                err(r, e.op, "ranks of one group issue different collectives: rank " + p.mesh.rank_str(r) + " at " +
-                                 where(e) + ", rank " + p.mesh.rank_str(q) + " at " + where(f) +
+              if (!same_collective(e0, f) || !same_type(q, *f.op, true, w[0], *e0.op, true)) {
+                // Named against the first rank to arrive, what each issues.
+                err(q, f.op, "ranks of one group issue different collectives: rank " + p.mesh.rank_str(w[0]) +
+                                 " at " + where(e0) + ", " + coll_str(w[0], e0) + "; rank " + p.mesh.rank_str(q) +
+                                 " at " + where(f) + ", " + coll_str(q, f) +
                                  " (collectives issued in different orders deadlock or mix data)");
                 break;
               }

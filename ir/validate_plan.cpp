@@ -220,9 +220,7 @@ void check_partial_addends(const Plan& p, const std::string& file, DiagList& out
     for (int64_t r = 0; r < p.mesh.num_ranks() && !reported; ++r) {
       const Program* prog = prog_of[static_cast<size_t>(r)];
       if (!prog || prog->name != pl.program) continue;
-      Coord off = p.mesh.coord_of(r);
-      for (const auto& a : pl.axes) off[*p.mesh.axis_index(a)] = -1;
-      if (!groups_seen.insert(std::move(off)).second) continue;
+      if (!groups_seen.insert(p.mesh.off_axes(r, pl.axes)).second) continue;
       for (int64_t m : p.mesh.group_along(r, pl.axes)) {
         const Program* other = prog_of[static_cast<size_t>(m)];
         if (other && other->name == pl.program) continue;

@@ -1,5 +1,7 @@
 #include "reduce/replicated_sums.h"
 
+#include "reduce/distinct_sizes.h"
+
 #include <set>
 #include <vector>
 
@@ -8,8 +10,10 @@ namespace {
 
 using Axes = std::set<std::string>;
 // A value's axes: those it may differ along, and those whose size its
-// computation names (a count of `B/dp` ones, summed over dp, is `B` at every
-// size of dp: the uniformity of ops in their sizes covers it).
+// computation divides by (a count of `B/dp` ones, summed over dp, is `B` at
+// every size of dp: the uniformity of ops in their sizes covers it). A size
+// that grows with the axis (`dp` ones) or stays (`dp/dp`) does not: dp
+// copies of it count dp or more.
 struct Flow {
   Axes vary, named;
   bool grow(const Flow& o) {
@@ -22,13 +26,14 @@ struct Flow {
 using Env = std::map<std::string, Flow>;  // value -> its axes
 
 // Axes whose coordinate an expression reads (`$tp` in `$tp*(V/tp)`), and
-// those whose size it names (`tp` there).
+// those whose size it divides by, so that it shrinks as the axis grows (`tp`
+// there).
 void coords_of(const ir::DimExpr& e, const ir::Mesh& mesh, Axes& out, Axes* sizes = nullptr) {
   std::set<std::string> syms;
   e.symbols(syms);
   for (const auto& s : syms) {
     if (!s.empty() && s[0] == '$' && mesh.axis_index(s.substr(1))) out.insert(s.substr(1));
-    if (sizes && mesh.axis_index(s)) sizes->insert(s);
+    if (sizes && mesh.axis_index(s) && direction(e, s) == -1) sizes->insert(s);
   }
 }
 
@@ -52,12 +57,13 @@ struct Analysis {
     const ir::Attr* r = op.attr("reduce");
     const std::string kind = r && std::holds_alternative<std::string>(*r) ? std::get<std::string>(*r) : "sum";
     if (kind != "sum" && op.kind != "allgather") return;
-    if (op.kind == "allgather") {
-      // Its result holds the value once per rank along the axes: whatever
-      // reads it (a sum of gathered ones is the world size) can count them.
+    if (op.kind == "allgather" || op.kind == "all_to_all") {
+      // Its result holds the value (a chunk of it) once per rank along the
+      // axes: whatever reads it (a sum of gathered ones is the world size)
+      // can count them.
       for (const auto& a : group)
         if (!in.vary.count(a) && !in.named.count(a) && !selected.count(a))
-          flags->emplace(a, "an allgather over " + a + " in program " + prog.name + " (" + op.label() +
+          flags->emplace(a, "an " + op.kind + " over " + a + " in program " + prog.name + " (" + op.label() +
                                 ") gathers a value that is the same on every rank along it: as many copies as the "
                                 "axis has ranks, a count the reduction would change");
       return;
@@ -131,7 +137,7 @@ struct Analysis {
         if (op.kind == "allreduce" || op.kind == "allgather") sum_over(op, in, *group);
         for (const auto& a : *group) out.vary.erase(a);  // every member gets the same
       } else if (group && (op.kind == "reduce_scatter" || op.kind == "all_to_all")) {
-        if (op.kind == "reduce_scatter") sum_over(op, in, *group);
+        if (op.kind == "reduce_scatter" || op.kind == "all_to_all") sum_over(op, in, *group);
         out.vary.insert(group->begin(), group->end());  // member i gets chunk i
       } else if (op.kind == "recv") {
         out.vary = all;

@@ -384,6 +384,8 @@ void StageGraph::build_nodes() {
   };
   std::map<std::pair<std::vector<int64_t>, size_t>, std::vector<Member>> colls;
   std::map<std::pair<int64_t, std::vector<int64_t>>, size_t> coll_count;  // per rank and group
+  // Members of each group along axes, built once per group (ir::Mesh::off_axes).
+  std::map<std::pair<const ir::Strings*, ir::Coord>, std::vector<int64_t>> axis_groups;
   for (int64_t r = 0; r < n; ++r) {
     const ir::Program* prog = prog_of_[static_cast<size_t>(r)];
     if (!prog) continue;
@@ -404,7 +406,10 @@ void StageGraph::build_nodes() {
       } else {
         std::vector<int64_t> g;
         if (const ir::Attr* a = op.attr("axes"); a && std::holds_alternative<ir::Strings>(*a)) {
-          g = p.mesh.group_along(r, std::get<ir::Strings>(*a));
+          const ir::Strings& axes = std::get<ir::Strings>(*a);
+          auto [it, fresh] = axis_groups.try_emplace({&axes, p.mesh.off_axes(r, axes)});
+          if (fresh) it->second = p.mesh.group_along(r, axes);
+          g = it->second;
         } else {
           for (const auto& grp : std::get<ir::Groups>(*op.attr("groups")))
             if (std::find(grp.begin(), grp.end(), r) != grp.end()) g = grp;
