@@ -346,6 +346,23 @@ TEST(ExecKernels, NegativeIdsTheSpecTestsForAreDrawn) {
   EXPECT_EQ(ignored + in_range, 8 * 8);
 }
 
+// Optimizer state is drawn nonnegative (Adam's second moment is read under a
+// sqrt): a negative one made spec and plan NaN alike, and NaN matched NaN.
+TEST(ExecKernels, OptimizerStateIsDrawnNonnegative) {
+  corpus::GenOptions g;
+  g.model = "llama3-8b";
+  g.step = corpus::Step::adamw;
+  ir::Case c = corpus::generate(g);
+  Values in = make_inputs(*c.spec, 1, DType::f64);
+  size_t states = 0;
+  for (const auto& [name, role] : c.spec->roles) {
+    if (role != ir::Role::opt_state) continue;
+    ++states;
+    for (double v : in.at(name).data) EXPECT_GE(v, 0.0) << name;
+  }
+  EXPECT_GT(states, 0u);
+}
+
 TEST(ExecKernels, InputsAreSeededAndIdsInRange) {
   corpus::GenOptions g;
   g.model = "llama3-8b";
