@@ -264,7 +264,11 @@ void add_run(CLI::App& app, Action& run) {
                 "skip structural validation (to watch a malformed plan fail at run time)");
   cmd->callback([&run] {
     run = [] {
-      limit_memory();  // an allocation past it is a clear UNSUPPORTED, not the kernel's OOM kill
+      // An allocation past it is a clear UNSUPPORTED, not the kernel's OOM
+      // kill. Not on the GPU: CUDA and NCCL reserve address space far past
+      // physical memory (ncclCommInitRank failed with "out of memory" on an
+      // idle H100 under it).
+      if (a.backend != "cuda") limit_memory();
       return run_command(a);
     };
   });

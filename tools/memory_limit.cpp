@@ -3,7 +3,8 @@
 // make the symbolic check ask for more memory than the machine has; the
 // kernel's OOM killer would then end the process with no verdict. Under a
 // limit the allocation fails instead, and the verdict is UNKNOWN (main.cpp).
-// Not for `parity run`: CUDA reserves address space far past physical memory.
+// Not for `parity run --backend cuda`: CUDA reserves address space far past
+// physical memory.
 #include <sys/resource.h>
 #include <unistd.h>
 
