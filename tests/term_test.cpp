@@ -82,3 +82,24 @@ TEST(Terms, CancelledCountsThatCanBeZeroAreRecorded) {
   EXPECT_EQ(t.mul(t.mul(x, t.recip(m0)), m0), x);
   EXPECT_EQ(t.zero_cancelled().size(), 2u);
 }
+
+// A norm written pow(s, 0.5), s * rsqrt(s) or sqrt(s)^2 is one term with
+// sqrt(s) or s; sqrt(x)^2 stays apart from x where x may be negative (there
+// sqrt(x) is undefined and x is not).
+TEST(Terms, SquareRootsFoldWhereTheirArgumentIsNonnegative) {
+  using parity::ir::Fn;
+  TermTable t;
+  const TermId g = t.var("g"), h = t.var("h"), x = t.var("x");
+  const TermId s = t.add(t.power(g, 2), t.power(h, 2));  // a sum of squares
+  const TermId root = t.apply(Fn::sqrt, s);
+  EXPECT_EQ(t.powc(s, Rational(1, 2)), root);
+  EXPECT_EQ(t.mul(s, t.apply(Fn::rsqrt, s)), root);
+  EXPECT_EQ(t.apply(Fn::rsqrt, s), t.recip(root));
+  EXPECT_EQ(t.power(root, 2), s);
+  EXPECT_EQ(t.powc(s, Rational(3, 2)), t.mul(s, root));
+  // Per-parameter norms squared and summed: the global norm.
+  EXPECT_EQ(t.add(t.power(t.apply(Fn::sqrt, t.power(g, 2)), 2), t.power(t.apply(Fn::sqrt, t.power(h, 2)), 2)), s);
+  // x may be negative: sqrt(x)^2 is not x, but x / sqrt(x) is sqrt(x).
+  EXPECT_NE(t.power(t.apply(Fn::sqrt, x), 2), x);
+  EXPECT_EQ(t.mul(x, t.apply(Fn::rsqrt, x)), t.apply(Fn::sqrt, x));
+}

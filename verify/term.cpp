@@ -201,6 +201,7 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
     }
     kept.push_back({t, e});
   }
+  fold_square_roots(coef, kept);
   if (!exp_args.empty()) {
     TermId s = sum(exp_args);
     if (!(nodes_[s].kind == TK::Const && nodes_[s].nums[0].is_zero())) {
@@ -257,8 +258,89 @@ TermId TermTable::power(TermId a, int64_t e) {
 
 TermId TermTable::recip(TermId a) { return power(a, -1); }
 
+// Whether `t` is >= 0 wherever it is defined, by its form: a nonnegative
+// constant, a mask, an exp or a sqrt, an even power, a product of such, or
+// a sum of such with positive weights (a sum of squared gradients).
+bool TermTable::nonneg(TermId t, int depth) const {
+  const Node& n = nodes_[t];
+  if (depth > 8) return false;
+  switch (n.kind) {
+    case TK::Const: return !(n.nums[0] < Rational(0));
+    case TK::IntVar: return vars_[static_cast<size_t>(n.aux)].boolean;
+    case TK::App: {
+      const auto f = static_cast<ir::Fn>(n.aux);
+      return f == ir::Fn::exp || f == ir::Fn::sqrt || f == ir::Fn::sigmoid;
+    }
+    case TK::Prod:
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        const Rational& e = n.nums[k];
+        const bool even = e.is_int() && e.num() % 2 == 0;
+        if (!even && !nonneg(n.args[k], depth + 1)) return false;
+      }
+      return true;
+    case TK::Sum: {
+      Lin l = lin(t);
+      if (l.c < Rational(0)) return false;
+      for (const auto& [x, c] : l.terms)
+        if (c < Rational(0) || !nonneg(x, depth + 1)) return false;
+      return true;
+    }
+    default: return false;
+  }
+}
+
+// sqrt(y)^b * y^a = sqrt(y)^(2a+b) = y^q * sqrt(y)^r with r in {0, 1}: a
+// norm written pow(s, 0.5), s * rsqrt(s) or sqrt(s)^2 (PyTorch's
+// clip_grad_norm_: per-parameter norms squared, summed, to the power 0.5)
+// is the same term as sqrt(s) or s. The sqrt goes (r = 0 with b != 0) only
+// where y >= 0 is known from its form: elsewhere sqrt(y) is undefined and y
+// is not.
+void TermTable::fold_square_roots(Rational& coef, std::vector<std::pair<TermId, int64_t>>& kept) {
+  std::vector<std::pair<TermId, int64_t>> extra;  // y^q, as y's own factors
+  for (size_t i = 0; i < kept.size(); ++i) {
+    const Node& n = nodes_[kept[i].first];
+    if (n.kind != TK::App || static_cast<ir::Fn>(n.aux) != ir::Fn::sqrt) continue;
+    const TermId y = n.args[0];
+    const int64_t b = kept[i].second;
+    const Node& yn = nodes_[y];
+    // A sum with a scale of its own (sqrt(2a + 2b)) is left as it is: as a
+    // factor it would need that scale taken out.
+    if (yn.kind == TK::Sum && !(yn.args.size() == 1 && yn.nums.back().is_zero())) {
+      const Rational lead = yn.nums[0] < Rational(0) ? -yn.nums[0] : yn.nums[0];
+      if (!lead.is_one()) continue;
+    }
+    // y's own exponent in the product, when y is one factor of it.
+    size_t j = kept.size();
+    if (yn.kind != TK::Prod && yn.kind != TK::Const)
+      for (size_t k = 0; k < kept.size(); ++k)
+        if (kept[k].first == y) j = k;
+    const int64_t a = j < kept.size() ? kept[j].second : 0;
+    const int64_t h = 2 * a + b;
+    const int64_t q = (h >= 0 ? h : h - 1) / 2, r = h - 2 * q;
+    if (r == b && q == a) continue;
+    if (r == 0 && !nonneg(y)) continue;
+    kept[i].second = r;
+    if (j < kept.size()) kept[j].second = 0;
+    const Mon m = mon(y);
+    for (int64_t k = 0; k < (q < 0 ? -q : q); ++k) coef = q < 0 ? coef * m.coef.inverse() : coef * m.coef;
+    for (const auto& [f, e] : m.factors) extra.push_back({f, e * q});
+  }
+  if (extra.empty() && std::none_of(kept.begin(), kept.end(), [](const auto& f) { return f.second == 0; })) return;
+  kept.insert(kept.end(), extra.begin(), extra.end());
+  std::sort(kept.begin(), kept.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  std::vector<std::pair<TermId, int64_t>> merged;
+  for (const auto& [f, e] : kept) {
+    if (!merged.empty() && merged.back().first == f) merged.back().second += e;
+    else merged.push_back({f, e});
+  }
+  merged.erase(std::remove_if(merged.begin(), merged.end(), [](const auto& f) { return f.second == 0; }), merged.end());
+  kept = std::move(merged);
+}
+
 TermId TermTable::apply(ir::Fn f, TermId a) {
   Rational v;
+  // rsqrt(x) is 1/sqrt(x): one term for both ways of writing a norm.
+  if (f == ir::Fn::rsqrt) return recip(apply(ir::Fn::sqrt, a));
   if (f == ir::Fn::exp && is_const(a, &v) && v.is_zero()) return one_;
   if (f == ir::Fn::log) {  // log(exp(x)) = x
     const Node& n = nodes_[a];
@@ -308,6 +390,8 @@ TermId TermTable::ind(TermId id, int64_t k) {
 
 TermId TermTable::powc(TermId a, const Rational& e) {
   if (e.is_int() && e.num() >= -16 && e.num() <= 16) return power(a, e.num());
+  // x^(k/2) = sqrt(x)^k (x >= 0 wherever either is defined).
+  if (e.den() == 2 && e.num() >= -33 && e.num() <= 33) return power(apply(ir::Fn::sqrt, a), e.num());
   return intern(Node{TK::PowC, 0, {a}, {e}});
 }
 

@@ -112,6 +112,8 @@ class TermTable {
   std::vector<VarInfo> vars_;
   std::vector<TermId> zero_cancelled_;
   bool can_be_zero(TermId t) const;
+  bool nonneg(TermId t, int depth = 0) const;
+  void fold_square_roots(Rational& coef, std::vector<std::pair<TermId, int64_t>>& kept);
   struct KeyHash {
     size_t operator()(const std::string& s) const { return std::hash<std::string>()(s); }
   };
