@@ -336,11 +336,13 @@ TEST(ExecKernels, NegativeIdsTheSpecTestsForAreDrawn) {
   ASSERT_EQ(negative["labels"], std::vector<int64_t>{-100});
   EXPECT_EQ(ranges["labels"], 4);
   int ignored = 0, in_range = 0;
-  for (uint64_t seed = 1; seed <= 8; ++seed)
-    for (double v : make_inputs(*c.spec, seed, DType::f64).at("labels").data) {
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const Values in = make_inputs(*c.spec, seed, DType::f64);
+    for (double v : in.at("labels").data) {
       ignored += v == -100;
       in_range += v >= 0 && v < 4;
     }
+  }
   EXPECT_GT(ignored, 0);
   EXPECT_GT(in_range, ignored);
   EXPECT_EQ(ignored + in_range, 8 * 8);

@@ -33,7 +33,7 @@ TermId TermTable::intern(Node n) {
 TermId TermTable::constant(const Rational& r) { return intern(Node{TK::Const, 0, {}, {r}}); }
 
 TermId TermTable::var(const std::string& name) {
-  vars_.push_back(VarInfo{name, false, false, 0, 0});
+  vars_.push_back(VarInfo{name, false, false, 0, 0, {}});
   return intern(Node{TK::Var, static_cast<int32_t>(vars_.size() - 1), {}, {}});
 }
 TermId TermTable::int_var(const std::string& name, int64_t lo, int64_t hi, std::vector<int64_t> extra) {
@@ -41,7 +41,7 @@ TermId TermTable::int_var(const std::string& name, int64_t lo, int64_t hi, std::
   return intern(Node{TK::IntVar, static_cast<int32_t>(vars_.size() - 1), {}, {}});
 }
 TermId TermTable::bool_var(const std::string& name) {
-  vars_.push_back(VarInfo{name, true, true, 0, 2});
+  vars_.push_back(VarInfo{name, true, true, 0, 2, {}});
   return intern(Node{TK::IntVar, static_cast<int32_t>(vars_.size() - 1), {}, {}});
 }
 
