@@ -364,11 +364,21 @@ class Checker {
     // a plan that divides by its local count is not finite and the spec's
     // global mean is (a context-parallel rank whose chunk is all padding:
     // handwritten/cp_bug_loss_rank_mean_nan_on_empty_chunk_large).
-    if (opt_.random_points > 0 && std::any_of(tt.vars().begin(), tt.vars().end(), [](const VarInfo& x) { return x.boolean; })) {
+    if (opt_.random_points > 0 && std::any_of(tt.vars().begin(), tt.vars().end(), [](const VarInfo& x) {
+          return x.boolean || !x.extra.empty();
+        })) {
       std::mt19937_64 sparse_rng(opt_.seed ^ 0x5bd1e995ULL);
       std::vector<double> p = random_point(tt, sparse_rng, false, false);
-      for (size_t k = 0; k < tt.vars().size(); ++k)
-        if (tt.vars()[k].boolean) p[k] = first_element(tt.vars()[k].name) ? 1.0 : 0.0;
+      // Ids with a negative id the spec tests for (an ignore_index of -100)
+      // likewise: the first valid, the rest ignored.
+      for (size_t k = 0; k < tt.vars().size(); ++k) {
+        const VarInfo& vi = tt.vars()[k];
+        if (vi.boolean) p[k] = first_element(vi.name) ? 1.0 : 0.0;
+        else if (vi.integer && !vi.extra.empty())
+          p[k] = first_element(vi.name)
+                     ? static_cast<double>(std::uniform_int_distribution<int64_t>(vi.lo, vi.hi - 1)(sparse_rng))
+                     : static_cast<double>(vi.extra[0]);
+      }
       points.push_back(std::move(p));
     }
 

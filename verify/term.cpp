@@ -224,21 +224,26 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
   return scale(core, coef);
 }
 
-// A mask or a sum of masks with positive weights and no constant part: 0
-// when those masks are off (a count of tokens).
+// A count of tokens: a mask, an indicator [id = k], or a sum of them and a
+// constant whose range over 0/1 values reaches 0 (sum(mask), or N - sum[label
+// = -100] for the tokens not ignored). Any such sum counts: a count that
+// cannot reach 0 only costs a numeric run.
 bool TermTable::can_be_zero(TermId t) const {
   const Node& n = nodes_[t];
-  auto mask = [&](TermId x) {
+  auto bit = [&](TermId x) {
     const Node& m = nodes_[x];
-    return m.kind == TK::IntVar && vars_[static_cast<size_t>(m.aux)].boolean;
+    return (m.kind == TK::IntVar && vars_[static_cast<size_t>(m.aux)].boolean) || m.kind == TK::Ind;
   };
-  if (mask(t)) return true;
+  if (bit(t)) return true;
   if (n.kind != TK::Sum) return false;
   Lin l = lin(t);
-  if (!l.c.is_zero()) return false;
-  for (const auto& [x, c] : l.terms)
-    if (!mask(x) || c < Rational(0)) return false;
-  return true;
+  Rational lo = l.c, hi = l.c;
+  for (const auto& [x, c] : l.terms) {
+    if (!bit(x)) return false;
+    if (c < Rational(0)) lo = lo + c;
+    else hi = hi + c;
+  }
+  return !(Rational(0) < lo) && !(hi < Rational(0));
 }
 
 TermId TermTable::mul(TermId a, TermId b) {
