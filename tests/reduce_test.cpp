@@ -62,15 +62,20 @@ bool on_axis(const ir::Op& op, const std::string& kind, const std::string& axis)
   return a && std::holds_alternative<ir::Strings>(*a) && std::get<ir::Strings>(*a) == ir::Strings{axis};
 }
 
-}  // namespace
-
-TEST(Reduce, DataTensorAndMicrobatchesShrink) {
+// Llama at dp 8, tp 4, pp 2 and 4 microbatches: every kind of size reduces.
+ir::Case dp8_tp4_pp2_mb4() {
   auto o = opts("llama3-8b");
   o.dp = 8;
   o.tp = 4;
   o.pp = 2;
   o.mb = 4;
-  ir::Case c = corpus::generate(o);
+  return corpus::generate(o);
+}
+
+}  // namespace
+
+TEST(Reduce, DataTensorAndMicrobatchesShrink) {
+  ir::Case c = dp8_tp4_pp2_mb4();
   reduce::Result r = reduce::reduce_case(c);
   ASSERT_TRUE(r.changed) << joined(r.kept);
   EXPECT_TRUE(mentions(r.applied, "mesh axis dp 8 -> 2")) << joined(r.applied);
@@ -86,12 +91,7 @@ TEST(Reduce, DataTensorAndMicrobatchesShrink) {
 // The second look compares its instance's sizes with the plain instance's,
 // computed alone: the same sizes, no instance built.
 TEST(Reduce, SizesOnlyGivesTheSizesOfTheFullReduction) {
-  auto o = opts("llama3-8b");
-  o.dp = 8;
-  o.tp = 4;
-  o.pp = 2;
-  o.mb = 4;
-  ir::Case c = corpus::generate(o);
+  ir::Case c = dp8_tp4_pp2_mb4();
   for (int64_t keep : {2, 3}) {
     reduce::Options full;
     full.keep = full.least = keep;

@@ -27,6 +27,7 @@
 #include "reduce/walk.h"
 #include "verify/smt.h"
 #include "verify/term.h"
+#include "ir/id_ranges.h"
 #include "verify/inputs.h"
 #include "verify/staged.h"
 #include "verify/term_estimate.h"

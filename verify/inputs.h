@@ -1,21 +1,16 @@
-// Inputs shared by the whole-plan checker and the staged prover: ranges of
-// integer inputs, and the region of a spec tensor a placement holds.
+// Inputs shared by the whole-plan checker and the staged prover: the region
+// of a spec tensor a placement holds (the ranges of integer inputs are
+// ir/id_ranges.h).
 #pragma once
 #include <map>
 #include <string>
 
-#include "ir/id_ranges.h"
 #include "ir/plan.h"
 #include "ir/semantics.h"
 #include "ir/tensor.h"
 #include "ir/validate.h"
 
 namespace parity::verify {
-
-// Ranges of integer inputs: ids index an embedding table, labels a vocabulary.
-// `negative`: the negative ids the spec tests for (ir/id_ranges.h).
-std::map<std::string, int64_t> id_ranges(const ir::Spec& s, const ir::TypeMap& types, const ir::Bindings& b,
-                                         ir::NegativeIds* negative = nullptr);
 
 // The elements of `t` inside `box` (ir::placement_box).
 template <class S>

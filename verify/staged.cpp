@@ -16,6 +16,7 @@
 
 #include "ir/interp.h"
 #include "reduce/stages.h"
+#include "ir/id_ranges.h"
 #include "verify/inputs.h"
 #include "verify/sum_chains.h"
 #include "verify/term.h"
