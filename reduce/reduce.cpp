@@ -15,6 +15,7 @@
 #include "reduce/distinct_sizes.h"
 #include "reduce/id_ops.h"
 #include "reduce/replicated_sums.h"
+#include "reduce/selection_floors.h"
 #include "reduce/walk.h"
 
 namespace parity::reduce {
@@ -1357,6 +1358,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   const SizeTerms sizes = size_terms(c, orig_base, opt.second_look);
   const std::vector<std::vector<TagSite>> tags = tag_sites(c);
   const auto count_exprs = loop_count_exprs(c);
+  const std::vector<SelectionSite> selections = selection_sites(c, orig_base, opt.given_spec_types, opt.given_types);
   std::map<std::string, int64_t> floors;  // dims raised to keep sizes apart
   int floor_rounds = 0;
   Why floor_why;  // the last coincidence that raised each floor
@@ -1399,6 +1401,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       Why no_pins;  // the second look's instance raises floors only
       if (floor_rounds < (opt.second_look ? 16 : 64) &&
           (loop_count_floors(count_exprs, orig_base, nb, changed, c.plan.mesh, floors, floor_why) ||
+           selection_floors(selections, nb, changed, floors, floor_why) ||
            coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, opt.second_look ? no_pins : pins,
                             opt.second_look))) {
         ++floor_rounds;

@@ -43,6 +43,11 @@ struct Options {
   // those of a spec output that the reduced instance's placements do not
   // cover).
   std::map<std::string, std::string> keep_sizes;
+  // The value types of the case as given, when its validation kept them
+  // (symbolic, so they hold for a folded case's values too); what is not
+  // found there is inferred again.
+  const ir::TypeMap* given_spec_types = nullptr;
+  const std::map<std::string, ir::TypeMap>* given_types = nullptr;
 };
 
 // A float literal that equals a size as given, left unpinned by

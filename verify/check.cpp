@@ -24,6 +24,7 @@
 #include "ir/validate.h"
 #include "reduce/layer_fold.h"
 #include "reduce/reduce.h"
+#include "reduce/selection_floors.h"
 #include "reduce/walk.h"
 #include "verify/smt.h"
 #include "verify/term.h"
@@ -1319,6 +1320,12 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     reduce::Options ro;
     ro.threads = opt.threads;
     ro.keep_sizes = opt.keep_sizes;
+    // The top-k operands' types as given, kept past the fold (which frees the rest).
+    std::map<std::string, ir::TypeMap> selection_types;
+    if (fold_first) {
+      ro.given_spec_types = &given_spec_types;
+      ro.given_types = &selection_types;
+    }
     StageOptions so;
     so.expand_budget = std::min<size_t>(opt.expand_budget, 5000);
     so.max_rank_instructions = opt.max_rank_instructions;
@@ -1510,6 +1517,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       progress_start(opt.progress, "folding layers");
       const auto f0 = std::chrono::steady_clock::now();
       reduce::LayerFold fold = reduce::fold_layers(c, given_spec_types, given_types, opt.threads);
+      selection_types = reduce::selection_operand_types(c, given_types);
       given_types.clear();
       const double fold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
       if (fold.folded) {
