@@ -1399,9 +1399,11 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       id_literal_pins(id_lits, orig_base, nb, pins);
       tag_pins(tags, orig_base, nb, c.plan.mesh, pins);
       Why no_pins;  // the second look's instance raises floors only
+      // A top-k keeps a choice in the instances that VERIFIED rests on; an
+      // instance only searched for a counterexample may select everything.
       if (floor_rounds < (opt.second_look ? 16 : 64) &&
           (loop_count_floors(count_exprs, orig_base, nb, changed, c.plan.mesh, floors, floor_why) ||
-           selection_floors(selections, nb, changed, floors, floor_why) ||
+           (!opt.refute && selection_floors(selections, nb, changed, floors, floor_why)) ||
            coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, opt.second_look ? no_pins : pins,
                             opt.second_look))) {
         ++floor_rounds;

@@ -103,3 +103,32 @@ TEST(Terms, SquareRootsFoldWhereTheirArgumentIsNonnegative) {
   EXPECT_NE(t.power(t.apply(Fn::sqrt, x), 2), x);
   EXPECT_EQ(t.mul(x, t.apply(Fn::rsqrt, x)), t.apply(Fn::sqrt, x));
 }
+
+namespace {
+
+// A router's sigmoid backward written s*(1-s) in the spec and s - s^2 in the
+// plan, times a long gradient sum: expanding the pair distributes the sum
+// and runs past the budget; compared by parts, the shared sum cancels and
+// only s*(1-s) against s - s^2 is expanded.
+TEST(Terms, EqualByPartsExpandsOnlyThePartsThatDiffer) {
+  TermTable t;
+  const TermId s = t.var("s");
+  std::vector<TermId> parts;
+  for (int i = 0; i < 400; ++i) parts.push_back(t.mul(t.var("g" + std::to_string(i)), t.var("w" + std::to_string(i))));
+  const TermId g = t.sum(parts);
+  const TermId one_minus_s = t.add(t.constant(Rational(1)), t.scale(s, Rational(-1)));
+  const TermId spec = t.mul(t.mul(s, one_minus_s), g);
+  const TermId plan = t.mul(t.add(s, t.scale(t.mul(s, s), Rational(-1))), g);
+  ASSERT_NE(spec, plan);
+  EXPECT_THROW(t.expand(spec, 100), BudgetExceeded);
+  EXPECT_TRUE(t.equal_by_parts(spec, plan, 100));
+  // Inside a sum of such terms too (the router weight's gradient sums them over tokens).
+  const TermId x = t.var("x"), y = t.var("y");
+  EXPECT_TRUE(t.equal_by_parts(t.add(t.mul(x, spec), y), t.add(y, t.mul(plan, x)), 100));
+  // A sign slip is not equal.
+  const TermId wrong = t.mul(t.add(s, t.mul(s, s)), g);
+  EXPECT_FALSE(t.equal_by_parts(spec, wrong, 100));
+  EXPECT_FALSE(t.equal_by_parts(t.add(t.mul(x, spec), y), t.add(y, t.mul(wrong, x)), 100));
+}
+
+}  // namespace

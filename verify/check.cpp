@@ -1130,6 +1130,10 @@ class Checker {
     }
     if (!prove) return 2;  // screened only
     if (!opt_.smt_all && screen_wide(v, tt, st, sym_in, obls, i)) return 1;
+    if (!opt_.smt_all && tt.equal_by_parts(o.spec_t, o.plan_t, opt_.expand_budget)) {
+      ++v.by_expansion;
+      return 0;
+    }
     if (!opt_.smt_all) {
       try {
         TermId a = tt.expand(o.spec_t, opt_.expand_budget), b = tt.expand(o.plan_t, opt_.expand_budget);

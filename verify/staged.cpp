@@ -179,18 +179,13 @@ class StageProver {
         }
         ++obligations_;
         if (got == want.data[e]) continue;
-        // Expansion only for small terms: a large unequal pair is most likely
-        // a real difference, which the whole-plan checker refutes at once by
+        // Compared part by part: only the small parts that differ are
+        // expanded. A large pair that differs is most likely a real
+        // difference, which the whole-plan checker refutes at once by
         // evaluation, while expanding it could take minutes.
-        if (small(got) && small(want.data[e])) {
-          try {
-            if (tt_.expand(got, budget_) == tt_.expand(want.data[e], budget_)) {
-              ++by_expansion_;
-              continue;
-            }
-          } catch (const BudgetExceeded&) {
-          } catch (const Overflow&) {
-          }
+        if (tt_.equal_by_parts(got, want.data[e], budget_)) {
+          ++by_expansion_;
+          continue;
         }
         StageFailure f;
         f.placement = o.placement;
@@ -225,19 +220,6 @@ class StageProver {
   bool is_spec_input(const std::string& name) const {
     const auto& in = g_.kase().spec->graph.inputs;
     return std::find(in.begin(), in.end(), name) != in.end();
-  }
-
-  bool small(TermId t) const {
-    std::vector<TermId> todo{t};
-    std::set<TermId> seen;
-    while (!todo.empty()) {
-      TermId x = todo.back();
-      todo.pop_back();
-      if (!seen.insert(x).second) continue;
-      if (seen.size() > 300) return false;
-      for (TermId a : tt_.node(x).args) todo.push_back(a);
-    }
-    return true;
   }
 
   int32_t spec_id(const std::string& name) {

@@ -79,6 +79,11 @@ class TermTable {
   // Fully distributes products over sums (recursively, inside function
   // arguments too). Throws BudgetExceeded past `budget` new monomials.
   TermId expand(TermId t, size_t budget);
+  // Whether `a` and `b` are equal by expansion, compared part by part: the
+  // parts they share cancel, the rest pair up by their value at a random
+  // point, and only pairs that still differ are expanded (those of at most
+  // 300 nodes, under `budget`). False when that does not show it.
+  bool equal_by_parts(TermId a, TermId b, size_t budget);
 
   std::string str(TermId t, int max_len = 400) const;
   // Where two terms differ, descending through the parts they share: the
@@ -106,6 +111,11 @@ class TermTable {
   TermId make_prod(Rational coef, std::vector<std::pair<TermId, int64_t>> factors);
   TermId nary(TK kind, TermId a, TermId b);
   TermId mul_dist(TermId a, TermId b, size_t& budget);
+  uint64_t fingerprint(TermId t);
+  bool dag_within(TermId t, size_t limit) const;
+  bool expand_equal(TermId a, TermId b, size_t budget);
+  bool parts_equal(TermId a, TermId b, size_t budget, size_t& steps);
+  std::vector<uint64_t> fp_;  // fingerprints of ids [0, size), filled on demand
   void str_rec(TermId t, std::string& out, int max_len, int depth) const;
 
   std::vector<Node> nodes_;

@@ -1,0 +1,205 @@
+// Equality by parts: two terms that differ somewhere inside a large shared
+// structure (a router's backward `s*(1-s)*g` where the plan writes
+// `(s - s^2)*g`, g a long gradient sum) are compared part by part, and only
+// the parts that differ are expanded. Expanding the whole pair would
+// distribute g and run past any budget.
+#include <unordered_map>
+
+#include "verify/term.h"
+
+namespace parity::verify {
+
+namespace {
+
+constexpr uint64_t kP =
+    (uint64_t{1} << 61) - 1;  // a Mersenne prime: fingerprints are values mod it
+
+uint64_t mulmod(uint64_t a, uint64_t b) {
+  const unsigned __int128 x = static_cast<unsigned __int128>(a) * b;
+  uint64_t r = static_cast<uint64_t>(x & kP) + static_cast<uint64_t>(x >> 61);
+  return r >= kP ? r - kP : r;
+}
+
+uint64_t addmod(uint64_t a, uint64_t b) {
+  uint64_t r = a + b;
+  return r >= kP ? r - kP : r;
+}
+
+uint64_t powmod(uint64_t a, uint64_t e) {
+  uint64_t r = 1;
+  for (; e; e >>= 1, a = mulmod(a, a))
+    if (e & 1) r = mulmod(r, a);
+  return r;
+}
+
+uint64_t of_int(int64_t n) {
+  const int64_t m = n % static_cast<int64_t>(kP);
+  return static_cast<uint64_t>(m < 0 ? m + static_cast<int64_t>(kP) : m);
+}
+
+uint64_t of_rational(const Rational& r) {
+  return mulmod(of_int(r.num()), powmod(of_int(r.den()), kP - 2));
+}
+
+uint64_t mix(uint64_t h, uint64_t x) {
+  h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  h ^= h >> 31;
+  h *= 0xbf58476d1ce4e5b9ull;
+  h ^= h >> 29;
+  return h % kP;
+}
+
+}  // namespace
+
+// The value of a term at one random point mod p: sums and products are
+// evaluated, everything else (functions, max, top-k) is hashed from its
+// parts' values. Only a guide for pairing parts; nothing is proved by it.
+uint64_t TermTable::fingerprint(TermId t) {
+  // Children have smaller ids: fill the prefix in order, no recursion.
+  for (TermId x = static_cast<TermId>(fp_.size()); x <= t; ++x) {
+    const Node& n = nodes_[x];
+    uint64_t v = 0;
+    switch (n.kind) {
+      case TK::Const:
+        v = of_rational(n.nums[0]);
+        break;
+      case TK::Var:
+      case TK::IntVar:
+        v = mix(0x51ed27f1ull, static_cast<uint64_t>(n.aux));
+        break;
+      case TK::Sum:
+        v = of_rational(n.nums.back());
+        for (size_t k = 0; k < n.args.size(); ++k)
+          v = addmod(v, mulmod(of_rational(n.nums[k]), fp_[n.args[k]]));
+        break;
+      case TK::Prod:
+        v = 1;
+        for (size_t k = 0; k < n.args.size(); ++k) {
+          const int64_t e = n.nums[k].num();
+          uint64_t f = fp_[n.args[k]];
+          if (e < 0) f = f == 0 ? mix(0x0d1full, n.args[k]) : powmod(f, kP - 2);
+          v = mulmod(v, powmod(f, static_cast<uint64_t>(e < 0 ? -e : e)));
+        }
+        break;
+      default: {
+        std::vector<uint64_t> parts;
+        for (TermId a : n.args) parts.push_back(fp_[a]);
+        if (n.kind == TK::Max || n.kind == TK::Min) std::sort(parts.begin(), parts.end());
+        v = mix(static_cast<uint64_t>(n.kind), static_cast<uint64_t>(n.aux));
+        for (uint64_t p : parts) v = mix(v, p);
+        for (const Rational& r : n.nums) v = mix(v, of_rational(r));
+      }
+    }
+    fp_.push_back(v);
+  }
+  return fp_[t];
+}
+
+bool TermTable::dag_within(TermId t, size_t limit) const {
+  std::vector<TermId> todo{t};
+  std::unordered_map<TermId, bool> seen;
+  while (!todo.empty()) {
+    TermId x = todo.back();
+    todo.pop_back();
+    if (!seen.emplace(x, true).second) continue;
+    if (seen.size() > limit) return false;
+    for (TermId a : nodes_[x].args) todo.push_back(a);
+  }
+  return true;
+}
+
+bool TermTable::expand_equal(TermId a, TermId b, size_t budget) {
+  if (a == b) return true;
+  // A large pair that differs is most likely a real difference: expanding
+  // it could take minutes.
+  if (!dag_within(a, 300) || !dag_within(b, 300)) return false;
+  try {
+    return expand(a, budget) == expand(b, budget);
+  } catch (const BudgetExceeded&) {
+  } catch (const Overflow&) {
+  }
+  return false;
+}
+
+bool TermTable::equal_by_parts(TermId a, TermId b, size_t budget) {
+  size_t steps = 0;
+  try {
+    return parts_equal(a, b, budget, steps);
+  } catch (const Overflow&) {
+    return false;
+  }
+}
+
+bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps) {
+  if (a == b) return true;
+  if (++steps > 20000 || fingerprint(a) != fingerprint(b)) return expand_equal(a, b, budget);
+  const Node na = nodes_[a], nb = nodes_[b];  // copies: interning may reallocate
+  auto is_sum = [](const Node& n) {
+    return n.kind == TK::Sum && !(n.args.size() == 1 && n.nums.back().is_zero());
+  };
+  // Pairs parts left after the shared ones cancel, by fingerprint and by
+  // `same` (coefficient or exponent); each pair must be equal by parts.
+  auto pair_up = [&](const auto& ra, const auto& rb) {
+    if (ra.size() != rb.size()) return false;
+    std::unordered_multimap<uint64_t, size_t> by_fp;
+    for (size_t j = 0; j < rb.size(); ++j) by_fp.emplace(fingerprint(rb[j].first), j);
+    std::vector<bool> used(rb.size(), false);
+    for (const auto& [t, w] : ra) {
+      bool found = false;
+      auto [lo, hi] = by_fp.equal_range(fingerprint(t));
+      for (auto it = lo; it != hi && !found; ++it)
+        if (!used[it->second] && rb[it->second].second == w &&
+            parts_equal(t, rb[it->second].first, budget, steps))
+          found = used[it->second] = true;
+      if (!found) return false;
+    }
+    return true;
+  };
+  if (is_sum(na) && is_sum(nb)) {
+    Lin x = lin(a), y = lin(b);
+    std::vector<std::pair<TermId, Rational>> ra, rb;
+    size_t i = 0, j = 0;
+    while (i < x.terms.size() || j < y.terms.size()) {
+      if (j == y.terms.size() || (i < x.terms.size() && x.terms[i].first < y.terms[j].first)) {
+        ra.push_back(x.terms[i++]);
+      } else if (i == x.terms.size() || y.terms[j].first < x.terms[i].first) {
+        rb.push_back(y.terms[j++]);
+      } else {
+        if (!(x.terms[i].second == y.terms[j].second)) {
+          ra.push_back(x.terms[i]);
+          rb.push_back(y.terms[j]);
+        }
+        ++i, ++j;
+      }
+    }
+    if (x.c == y.c && pair_up(ra, rb)) return true;
+    return expand_equal(make_sum(std::move(ra), x.c), make_sum(std::move(rb), y.c), budget);
+  }
+  if (!is_sum(na) && !is_sum(nb) &&
+      (na.kind == TK::Prod || nb.kind == TK::Prod || na.kind == TK::Sum || nb.kind == TK::Sum)) {
+    Mon x = mon(a), y = mon(b);
+    std::vector<std::pair<TermId, int64_t>> ra, rb;
+    size_t i = 0, j = 0;
+    while (i < x.factors.size() || j < y.factors.size()) {
+      if (j == y.factors.size() ||
+          (i < x.factors.size() && x.factors[i].first < y.factors[j].first)) {
+        ra.push_back(x.factors[i++]);
+      } else if (i == x.factors.size() || y.factors[j].first < x.factors[i].first) {
+        rb.push_back(y.factors[j++]);
+      } else {
+        if (x.factors[i].second != y.factors[j].second) {
+          ra.push_back(x.factors[i]);
+          rb.push_back(y.factors[j]);
+        }
+        ++i, ++j;
+      }
+    }
+    if (x.coef == y.coef && pair_up(ra, rb)) return true;
+    return expand_equal(make_prod(x.coef, std::move(ra)), make_prod(y.coef, std::move(rb)), budget);
+  }
+  if (na.kind == TK::App && nb.kind == TK::App && na.aux == nb.aux)
+    return parts_equal(na.args[0], nb.args[0], budget, steps);
+  return expand_equal(a, b, budget);
+}
+
+}  // namespace parity::verify
