@@ -131,4 +131,32 @@ TEST(Terms, EqualByPartsExpandsOnlyThePartsThatDiffer) {
   EXPECT_FALSE(t.equal_by_parts(t.add(t.mul(x, spec), y), t.add(y, t.mul(wrong, x)), 100));
 }
 
+// Megatron's per-token loss: each token's gradient term divided by the token
+// count N in the spec, the summed gradient divided by N once in the plan.
+// Moving 1/N out of the sum is distributivity over a long sum: by parts,
+// the plan's side is distributed one level and the terms cancel.
+TEST(Terms, EqualByPartsMovesAFactorOutOfASum) {
+  TermTable t;
+  std::vector<TermId> masks, spec_terms, plan_terms;
+  for (int i = 0; i < 300; ++i) masks.push_back(t.bool_var("m" + std::to_string(i)));
+  const TermId inv_n = t.recip(t.sum(masks));
+  for (int i = 0; i < 300; ++i) {
+    const TermId p = t.var("p" + std::to_string(i)), y = t.var("y" + std::to_string(i));
+    const TermId g = t.mul(t.mul(t.var("x" + std::to_string(i)), t.add(p, t.scale(y, Rational(-1)))), masks[i]);
+    spec_terms.push_back(t.mul(g, inv_n));
+    plan_terms.push_back(g);
+  }
+  const TermId wd = t.var("wd");  // a term beside the sum (weight decay)
+  const TermId spec = t.add(t.sum(spec_terms), wd);
+  const TermId plan = t.add(t.mul(t.sum(plan_terms), inv_n), wd);
+  ASSERT_NE(spec, plan);
+  EXPECT_THROW(t.expand(plan, 100), BudgetExceeded);
+  EXPECT_TRUE(t.equal_by_parts(spec, plan, 100));
+  EXPECT_TRUE(t.equal_by_parts(t.sum(spec_terms), t.mul(t.sum(plan_terms), inv_n), 100));
+  // One token's term left out of the plan's sum is not equal.
+  std::vector<TermId> short_terms(plan_terms.begin() + 1, plan_terms.end());
+  EXPECT_FALSE(t.equal_by_parts(t.sum(spec_terms), t.mul(t.sum(short_terms), inv_n), 100));
+}
+
 }  // namespace
+

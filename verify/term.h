@@ -11,6 +11,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -26,9 +27,10 @@ enum class TK : uint8_t { Const, Var, IntVar, Sum, Prod, App, Max, Min, Ind, Pow
 
 struct Node {
   TK kind;
-  int32_t aux = 0;             // Var/IntVar: variable index; App: Fn; TopK: position
-  std::vector<TermId> args;    // children (ids smaller than this node's)
-  std::vector<Rational> nums;  // Const: value; Sum: coeffs + constant; Prod: exponents; Ind: k; PowC: e; TopK: k
+  int32_t aux = 0;           // Var/IntVar: variable index; App: Fn; TopK: position
+  std::vector<TermId> args;  // children (ids smaller than this node's)
+  std::vector<Rational>
+      nums;  // Const: value; Sum: coeffs + constant; Prod: exponents; Ind: k; PowC: e; TopK: k
 };
 
 struct VarInfo {
@@ -114,7 +116,12 @@ class TermTable {
   uint64_t fingerprint(TermId t);
   bool dag_within(TermId t, size_t limit) const;
   bool expand_equal(TermId a, TermId b, size_t budget);
-  bool parts_equal(TermId a, TermId b, size_t budget, size_t& steps);
+  bool parts_equal(TermId a, TermId b, size_t budget, size_t& steps, int depth);
+  bool distribute_once(std::vector<std::pair<TermId, Rational>>& terms, Rational& c);
+  std::optional<TermId> take_out(TermId t, TermId g, int64_t e,
+                                 std::unordered_map<TermId, std::optional<TermId>>& memo,
+                                 size_t& work);
+  bool factors_taken_out(TermId prod, TermId other, size_t budget, size_t& steps, int depth);
   std::vector<uint64_t> fp_;  // fingerprints of ids [0, size), filled on demand
   void str_rec(TermId t, std::string& out, int max_len, int depth) const;
 

@@ -3,6 +3,7 @@
 // `(s - s^2)*g`, g a long gradient sum) are compared part by part, and only
 // the parts that differ are expanded. Expanding the whole pair would
 // distribute g and run past any budget.
+#include <optional>
 #include <unordered_map>
 
 #include "verify/term.h"
@@ -124,13 +125,123 @@ bool TermTable::expand_equal(TermId a, TermId b, size_t budget) {
 bool TermTable::equal_by_parts(TermId a, TermId b, size_t budget) {
   size_t steps = 0;
   try {
-    return parts_equal(a, b, budget, steps);
+    return parts_equal(a, b, budget, steps, 0);
   } catch (const Overflow&) {
     return false;
   }
 }
 
-bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps) {
+// Each product with one sum factor (to the first power) is distributed
+// over that sum, one level only: `N^-1 * (a + b)` becomes `a*N^-1 + b*N^-1`.
+// False when no term has such a factor or the sums are too long.
+bool TermTable::distribute_once(std::vector<std::pair<TermId, Rational>>& terms, Rational& c) {
+  std::vector<std::pair<TermId, Rational>> out;
+  bool changed = false;
+  for (const auto& [t, w] : terms) {
+    const Node n = nodes_[t];
+    int at = -1;
+    if (n.kind == TK::Prod)
+      for (size_t k = 0; k < n.args.size(); ++k) {
+        const Node& f = nodes_[n.args[k]];
+        if (f.kind != TK::Sum || !n.nums[k].is_one() || f.args.size() > 100000) continue;
+        at = at < 0 ? static_cast<int>(k) : -2;
+        if (at == -2) break;
+      }
+    if (at < 0) {
+      out.push_back({t, w});
+      continue;
+    }
+    std::vector<std::pair<TermId, int64_t>> rest;
+    for (size_t k = 0; k < n.args.size(); ++k)
+      if (static_cast<int>(k) != at) rest.push_back({n.args[k], n.nums[k].num()});
+    const TermId m = make_prod(Rational(1), std::move(rest));
+    const Lin inner = lin(n.args[static_cast<size_t>(at)]);
+    auto push = [&](TermId u, const Rational& q) {
+      const Lin l = lin(u);
+      for (const auto& [v, r] : l.terms) out.push_back({v, r * q});
+      c = c + l.c * q;
+    };
+    for (const auto& [u, q] : inner.terms) push(mul(m, u), q * w);
+    if (!inner.c.is_zero()) push(m, inner.c * w);
+    changed = true;
+  }
+  if (changed) terms = std::move(out);
+  return changed;
+}
+
+// `t` written as g^e * t' (t' in `out`) by taking g^e out of every term of
+// its sums and out of one linear factor of its products: a factor the plan
+// applies once after its sums (1/N after the gradients are reduced) where
+// the spec applies it inside (1/N on each token's loss, carried through the
+// backward). Only takes out what is there (a factor g^e' with e' of e's sign
+// and at least its size), so nothing is divided by a term that can be 0.
+std::optional<TermId> TermTable::take_out(TermId t, TermId g, int64_t e,
+                                          std::unordered_map<TermId, std::optional<TermId>>& memo,
+                                          size_t& work) {
+  if (auto it = memo.find(t); it != memo.end()) return it->second;
+  std::optional<TermId> r;
+  if (++work <= 400000) {
+    const Node n = nodes_[t];
+    if (n.kind == TK::Sum) {
+      if (n.nums.back().is_zero()) {
+        std::vector<std::pair<TermId, Rational>> terms;
+        for (size_t k = 0; k < n.args.size(); ++k) {
+          std::optional<TermId> u = take_out(n.args[k], g, e, memo, work);
+          if (!u) break;
+          terms.push_back({*u, n.nums[k]});
+        }
+        if (terms.size() == n.args.size()) {
+          std::vector<TermId> parts;
+          for (const auto& [u, q] : terms) parts.push_back(scale(u, q));
+          r = sum(parts);
+        }
+      }
+    } else {
+      Mon m = mon(t);
+      for (auto& [f, x] : m.factors)
+        if (f == g && (x > 0) == (e > 0) && (x > 0 ? x >= e : x <= e)) {
+          x -= e;
+          r = make_prod(m.coef, m.factors);
+          break;
+        }
+      for (size_t k = 0; !r && k < m.factors.size(); ++k) {
+        if (m.factors[k].second != 1 || nodes_[m.factors[k].first].kind != TK::Sum) continue;
+        if (std::optional<TermId> u = take_out(m.factors[k].first, g, e, memo, work)) {
+          auto fs = m.factors;
+          fs[k].first = *u;
+          r = make_prod(m.coef, std::move(fs));
+        }
+      }
+    }
+  }
+  memo.emplace(t, r);
+  return r;
+}
+
+// A product against another term that holds its factors deeper inside:
+// each factor of the product that is not a sum to the first power is taken
+// out of the other term, and what is left is compared.
+bool TermTable::factors_taken_out(TermId prod, TermId other, size_t budget, size_t& steps,
+                                  int depth) {
+  Mon m = mon(prod);
+  std::vector<std::pair<TermId, int64_t>> kept;
+  TermId rest = other;
+  size_t work = 0;
+  for (const auto& [f, x] : m.factors) {
+    if (x == 1 && nodes_[f].kind == TK::Sum) {
+      kept.push_back({f, x});
+      continue;
+    }
+    std::unordered_map<TermId, std::optional<TermId>> memo;
+    std::optional<TermId> u = take_out(rest, f, x, memo, work);
+    if (!u) return false;
+    rest = *u;
+  }
+  if (kept.size() == m.factors.size()) return false;
+  return parts_equal(rest, make_prod(m.coef, std::move(kept)), budget, steps, depth + 1);
+}
+
+bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, int depth) {
   if (a == b) return true;
   if (++steps > 20000 || fingerprint(a) != fingerprint(b)) return expand_equal(a, b, budget);
   const Node na = nodes_[a], nb = nodes_[b];  // copies: interning may reallocate
@@ -149,7 +260,7 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps) {
       auto [lo, hi] = by_fp.equal_range(fingerprint(t));
       for (auto it = lo; it != hi && !found; ++it)
         if (!used[it->second] && rb[it->second].second == w &&
-            parts_equal(t, rb[it->second].first, budget, steps))
+            parts_equal(t, rb[it->second].first, budget, steps, depth))
           found = used[it->second] = true;
       if (!found) return false;
     }
@@ -173,6 +284,15 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps) {
       }
     }
     if (x.c == y.c && pair_up(ra, rb)) return true;
+    // A factor moved out of a sum on one side (a loss divided by the token
+    // count after the gradients are summed, where the spec divides each
+    // term): the side with fewer terms is distributed one level.
+    if (depth < 3 && ra.size() != rb.size()) {
+      Rational ca = x.c, cb = y.c;
+      if (ra.size() < rb.size() ? distribute_once(ra, ca) : distribute_once(rb, cb))
+        return parts_equal(make_sum(std::move(ra), ca), make_sum(std::move(rb), cb), budget, steps,
+                           depth + 1);
+    }
     return expand_equal(make_sum(std::move(ra), x.c), make_sum(std::move(rb), y.c), budget);
   }
   if (!is_sum(na) && !is_sum(nb) &&
@@ -195,10 +315,26 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps) {
       }
     }
     if (x.coef == y.coef && pair_up(ra, rb)) return true;
-    return expand_equal(make_prod(x.coef, std::move(ra)), make_prod(y.coef, std::move(rb)), budget);
+    const TermId pa = make_prod(x.coef, std::move(ra)), pb = make_prod(y.coef, std::move(rb));
+    if (expand_equal(pa, pb, budget)) return true;
+    return depth < 3 && (factors_taken_out(pb, pa, budget, steps, depth) ||
+                         factors_taken_out(pa, pb, budget, steps, depth));
   }
   if (na.kind == TK::App && nb.kind == TK::App && na.aux == nb.aux)
-    return parts_equal(na.args[0], nb.args[0], budget, steps);
+    return parts_equal(na.args[0], nb.args[0], budget, steps, depth);
+  // A sum against a product with a sum factor: the product's other factors
+  // taken out of the sum, or the product distributed one level.
+  if (depth < 3 && is_sum(na) != is_sum(nb) &&
+      factors_taken_out(is_sum(na) ? b : a, is_sum(na) ? a : b, budget, steps, depth))
+    return true;
+  if (depth < 3 && is_sum(na) != is_sum(nb)) {
+    Lin p = lin(is_sum(na) ? b : a);
+    if (distribute_once(p.terms, p.c)) {
+      const TermId d = make_sum(std::move(p.terms), p.c);
+      return is_sum(na) ? parts_equal(a, d, budget, steps, depth + 1)
+                        : parts_equal(d, b, budget, steps, depth + 1);
+    }
+  }
   return expand_equal(a, b, budget);
 }
 
