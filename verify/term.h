@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/semantics.h"
@@ -118,6 +119,8 @@ class TermTable {
   bool expand_equal(TermId a, TermId b, size_t budget);
   bool parts_equal(TermId a, TermId b, size_t budget, size_t& steps, int depth);
   bool distribute_once(std::vector<std::pair<TermId, Rational>>& terms, Rational& c);
+  bool regroup(std::vector<std::pair<TermId, Rational>>& terms,
+               const std::unordered_set<TermId>& shared);
   std::optional<TermId> take_out(TermId t, TermId g, int64_t e,
                                  std::unordered_map<TermId, std::optional<TermId>>& memo,
                                  size_t& work);

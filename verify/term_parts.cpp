@@ -3,8 +3,10 @@
 // `(s - s^2)*g`, g a long gradient sum) are compared part by part, and only
 // the parts that differ are expanded. Expanding the whole pair would
 // distribute g and run past any budget.
+#include <map>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "verify/term.h"
 
@@ -241,6 +243,37 @@ bool TermTable::factors_taken_out(TermId prod, TermId other, size_t budget, size
   return parts_equal(rest, make_prod(m.coef, std::move(kept)), budget, steps, depth + 1);
 }
 
+// The inverse of distribute_once: terms that share factors with the other
+// side's terms (`shared`, by id) are grouped by those factors and the rest
+// of each group summed: `sel*p0 + sel*p1` becomes `sel*(p0 + p1)` where the
+// other side has `sel*p` (a load-balancing loss summed over ranks' token
+// shards, where the spec sums the tokens first). False when no two terms
+// share the same factors.
+bool TermTable::regroup(std::vector<std::pair<TermId, Rational>>& terms,
+                        const std::unordered_set<TermId>& shared) {
+  std::map<std::vector<std::pair<TermId, int64_t>>, std::vector<TermId>> groups;
+  std::vector<std::vector<std::pair<TermId, int64_t>>> order;
+  for (const auto& [t, w] : terms) {
+    Mon m = mon(t);
+    std::vector<std::pair<TermId, int64_t>> key, rest;
+    for (const auto& f : m.factors) (shared.count(f.first) ? key : rest).push_back(f);
+    auto [it, fresh] = groups.try_emplace(key);
+    if (fresh) order.push_back(key);
+    it->second.push_back(make_prod(m.coef * w, std::move(rest)));
+  }
+  if (groups.size() == terms.size()) return false;
+  std::vector<std::pair<TermId, Rational>> out;
+  for (const auto& key : order) {
+    auto fs = key;
+    fs.push_back({sum(groups.at(key)), 1});
+    const Lin l = lin(make_prod(Rational(1), std::move(fs)));
+    out.insert(out.end(), l.terms.begin(), l.terms.end());
+    if (!l.c.is_zero()) out.push_back({constant(l.c), Rational(1)});
+  }
+  terms = std::move(out);
+  return true;
+}
+
 bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, int depth) {
   if (a == b) return true;
   if (++steps > 20000 || fingerprint(a) != fingerprint(b)) return expand_equal(a, b, budget);
@@ -288,10 +321,21 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, in
     // count after the gradients are summed, where the spec divides each
     // term): the side with fewer terms is distributed one level.
     if (depth < 3 && ra.size() != rb.size()) {
-      Rational ca = x.c, cb = y.c;
-      if (ra.size() < rb.size() ? distribute_once(ra, ca) : distribute_once(rb, cb))
-        return parts_equal(make_sum(std::move(ra), ca), make_sum(std::move(rb), cb), budget, steps,
-                           depth + 1);
+      auto fewer = ra.size() < rb.size() ? ra : rb, more = ra.size() < rb.size() ? rb : ra;
+      Rational cf = ra.size() < rb.size() ? x.c : y.c, cm = ra.size() < rb.size() ? y.c : x.c;
+      auto d = fewer;
+      Rational cd = cf;
+      if (distribute_once(d, cd) &&
+          parts_equal(make_sum(d, cd), make_sum(more, cm), budget, steps, depth + 1))
+        return true;
+      // Or the other way: the longer side's terms grouped by the factors
+      // they share with the shorter side's.
+      std::unordered_set<TermId> shared;
+      for (const auto& [t, w] : fewer)
+        for (const auto& f : mon(t).factors) shared.insert(f.first);
+      if (regroup(more, shared) &&
+          parts_equal(make_sum(fewer, cf), make_sum(more, cm), budget, steps, depth + 1))
+        return true;
     }
     return expand_equal(make_sum(std::move(ra), x.c), make_sum(std::move(rb), y.c), budget);
   }
