@@ -158,5 +158,26 @@ TEST(Terms, EqualByPartsMovesAFactorOutOfASum) {
   EXPECT_FALSE(t.equal_by_parts(t.sum(spec_terms), t.mul(t.sum(short_terms), inv_n), 100));
 }
 
+// torch.clamp(num_tokens, min=1) before the division the spec makes by the
+// count itself: the same wherever the count is not 0, which is recorded.
+TEST(Terms, AClampedCountIsTheCountWhereItIsNotZero) {
+  TermTable t;
+  std::vector<TermId> masks;
+  for (int i = 0; i < 4; ++i) masks.push_back(t.bool_var("m" + std::to_string(i)));
+  const TermId n = t.sum(masks);
+  EXPECT_EQ(t.max(n, t.constant(Rational(1))), n);
+  ASSERT_EQ(t.zero_cancelled().size(), 1u);
+  EXPECT_EQ(t.zero_cancelled()[0], n);
+  // Not a count, or a clamp that changes a count of 1: kept.
+  const TermId x = t.var("x");
+  EXPECT_NE(t.max(x, t.constant(Rational(1))), x);
+  EXPECT_NE(t.max(n, t.constant(Rational(2))), n);
+  EXPECT_NE(t.max(t.add(n, t.constant(Rational(-1))), t.constant(Rational(1))), t.add(n, t.constant(Rational(-1))));
+  // Tokens not ignored, 4 - sum[label = -100], count too.
+  const TermId id = t.int_var("label", 0, 8, {-100});
+  const TermId kept = t.add(t.constant(Rational(4)), t.scale(t.ind(id, -100), Rational(-1)));
+  EXPECT_EQ(t.max(kept, t.constant(Rational(1))), kept);
+}
+
 }  // namespace
 

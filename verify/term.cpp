@@ -246,6 +246,25 @@ bool TermTable::can_be_zero(TermId t) const {
   return !(Rational(0) < lo) && !(hi < Rational(0));
 }
 
+bool TermTable::is_count(TermId t) const {
+  auto bit = [&](TermId x) {
+    const Node& m = nodes_[x];
+    return (m.kind == TK::IntVar && vars_[static_cast<size_t>(m.aux)].boolean) || m.kind == TK::Ind;
+  };
+  if (bit(t)) return true;
+  if (nodes_[t].kind != TK::Sum) return false;
+  // Whole coefficients on 0/1 terms, least value >= 0 (N - sum[label = -100]
+  // with N terms of the sum counts too).
+  Lin l = lin(t);
+  if (!l.c.is_int()) return false;
+  Rational lo = l.c;
+  for (const auto& [x, c] : l.terms) {
+    if (!bit(x) || !c.is_int()) return false;
+    if (c < Rational(0)) lo = lo + c;
+  }
+  return !(lo < Rational(0));
+}
+
 TermId TermTable::mul(TermId a, TermId b) {
   Mon x = mon(a), y = mon(b);
   x.factors.insert(x.factors.end(), y.factors.begin(), y.factors.end());
@@ -375,6 +394,16 @@ TermId TermTable::nary(TK kind, TermId a, TermId b) {
     } else {
       rest.push_back(t);
     }
+  }
+  // max(n, c) with n a count (a sum of masks: a whole number >= 0) and
+  // 0 < c <= 1 is n wherever n is not 0 (`torch.clamp(num_tokens, min=1)`
+  // before a division the spec makes by n itself). Recorded as a cancelled
+  // count that can be 0: verify then runs the case where counts are 0.
+  if (kind == TK::Max && have_c && rest.size() == 1 && Rational(0) < c && !(Rational(1) < c) && is_count(rest[0]) &&
+      zero_cancelled_.size() < 64) {
+    if (std::find(zero_cancelled_.begin(), zero_cancelled_.end(), rest[0]) == zero_cancelled_.end())
+      zero_cancelled_.push_back(rest[0]);
+    return rest[0];
   }
   if (have_c) rest.push_back(constant(c));
   std::sort(rest.begin(), rest.end());

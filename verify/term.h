@@ -132,6 +132,7 @@ class TermTable {
   std::vector<VarInfo> vars_;
   std::vector<TermId> zero_cancelled_;
   bool can_be_zero(TermId t) const;
+  bool is_count(TermId t) const;  // a whole number >= 0: a sum of masks with whole coefficients
   bool nonneg(TermId t, int depth = 0) const;
   void fold_square_roots(Rational& coef, std::vector<std::pair<TermId, int64_t>>& kept);
   struct KeyHash {
