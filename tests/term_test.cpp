@@ -179,5 +179,26 @@ TEST(Terms, AClampedCountIsTheCountWhereItIsNotZero) {
   EXPECT_EQ(t.max(kept, t.constant(Rational(1))), kept);
 }
 
+// A product of two sums reduced over two axes, each sum over one: the ranks'
+// terms P_c * S_d add up to (sum P)(sum S), which by parts groups them to.
+TEST(Terms, EqualByPartsGroupsAProductOfPartialSums) {
+  TermTable t;
+  auto partial = [&](const std::string& name, int k) {
+    std::vector<TermId> v;
+    for (int i = 0; i < 40; ++i) v.push_back(t.var(name + std::to_string(k) + "_" + std::to_string(i)));
+    return t.sum(v);
+  };
+  std::vector<TermId> ps, ss, cross;
+  for (int k = 0; k < 3; ++k) ps.push_back(partial("p", k)), ss.push_back(partial("s", k));
+  for (TermId p : ps)
+    for (TermId s : ss) cross.push_back(t.mul(p, s));
+  const TermId spec = t.mul(t.sum(ps), t.sum(ss));
+  EXPECT_TRUE(t.equal_by_parts(spec, t.sum(cross), 100));
+  // Each P paired with its own S only is not the product.
+  std::vector<TermId> diag;
+  for (int k = 0; k < 3; ++k) diag.push_back(t.scale(t.mul(ps[k], ss[k]), Rational(3)));
+  EXPECT_FALSE(t.equal_by_parts(spec, t.sum(diag), 100));
+}
+
 }  // namespace
 

@@ -163,7 +163,15 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
     if (n.kind != TK::Sum || (n.args.size() == 1 && n.nums.back().is_zero())) continue;
     const Rational lead = n.nums[0] < Rational(0) ? -n.nums[0] : n.nums[0];
     if (lead.is_one()) continue;
-    const TermId unit = scale(t, lead.inverse());
+    // Cached: a long sum (a count over 8192 tokens) is a factor of many
+    // products, and scaling it again each time costs its length.
+    TermId unit;
+    if (auto it = units_.find(t); it != units_.end()) {
+      unit = it->second;
+    } else {
+      unit = scale(t, lead.inverse());
+      units_.emplace(t, unit);
+    }
     for (int64_t j = 0; j < (e < 0 ? -e : e); ++j) coef = e < 0 ? coef * lead.inverse() : coef * lead;
     t = unit;
   }

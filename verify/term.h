@@ -121,6 +121,7 @@ class TermTable {
   bool distribute_once(std::vector<std::pair<TermId, Rational>>& terms, Rational& c);
   bool regroup(std::vector<std::pair<TermId, Rational>>& terms,
                const std::unordered_set<TermId>& shared);
+  bool gather(std::vector<std::pair<TermId, Rational>>& terms);
   std::optional<TermId> take_out(TermId t, TermId g, int64_t e,
                                  std::unordered_map<TermId, std::optional<TermId>>& memo,
                                  size_t& work);
@@ -140,6 +141,8 @@ class TermTable {
   };
   std::unordered_map<std::string, TermId> index_;
   std::unordered_map<TermId, TermId> expanded_;
+  std::unordered_map<TermId, TermId>
+      units_;  // a sum factor scaled to lead coefficient +-1 (make_prod)
   TermId zero_, one_;
 };
 

@@ -253,16 +253,20 @@ bool TermTable::regroup(std::vector<std::pair<TermId, Rational>>& terms,
                         const std::unordered_set<TermId>& shared) {
   std::map<std::vector<std::pair<TermId, int64_t>>, std::vector<TermId>> groups;
   std::vector<std::vector<std::pair<TermId, int64_t>>> order;
+  std::vector<std::pair<TermId, Rational>> out;  // terms that share nothing stay as they are
   for (const auto& [t, w] : terms) {
     Mon m = mon(t);
     std::vector<std::pair<TermId, int64_t>> key, rest;
     for (const auto& f : m.factors) (shared.count(f.first) ? key : rest).push_back(f);
+    if (key.empty()) {
+      out.push_back({t, w});
+      continue;
+    }
     auto [it, fresh] = groups.try_emplace(key);
     if (fresh) order.push_back(key);
     it->second.push_back(make_prod(m.coef * w, std::move(rest)));
   }
-  if (groups.size() == terms.size()) return false;
-  std::vector<std::pair<TermId, Rational>> out;
+  if (groups.size() + out.size() == terms.size()) return false;
   for (const auto& key : order) {
     auto fs = key;
     fs.push_back({sum(groups.at(key)), 1});
@@ -272,6 +276,46 @@ bool TermTable::regroup(std::vector<std::pair<TermId, Rational>>& terms,
   }
   terms = std::move(out);
   return true;
+}
+
+// Terms grouped by their most frequent factor, again and again while one is
+// shared by two terms: `P0*S0 + P0*S1 + P1*S0 + P1*S1` becomes
+// `P0*(S0 + S1) + P1*(S0 + S1)` (partial sums of a product reduced over two
+// axes, each factor over one), which regroup() then takes to `(S0 + S1)*(P0 + P1)`.
+bool TermTable::gather(std::vector<std::pair<TermId, Rational>>& terms) {
+  bool changed = false;
+  for (int round = 0; round < 64 && terms.size() > 1; ++round) {
+    std::map<std::pair<TermId, int64_t>, size_t> count;
+    std::vector<Mon> mons;
+    for (const auto& [t, w] : terms) {
+      mons.push_back(mon(t));
+      for (const auto& f : mons.back().factors) ++count[f];
+    }
+    auto best = count.end();
+    for (auto it = count.begin(); it != count.end(); ++it)
+      if (it->second >= 2 && (best == count.end() || it->second > best->second)) best = it;
+    if (best == count.end()) break;
+    const std::pair<TermId, int64_t> f = best->first;
+    std::vector<std::pair<TermId, Rational>> out;
+    std::vector<TermId> with;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      auto& fs = mons[i].factors;
+      auto it = std::find(fs.begin(), fs.end(), f);
+      if (it == fs.end()) {
+        out.push_back(terms[i]);
+        continue;
+      }
+      fs.erase(it);
+      with.push_back(make_prod(mons[i].coef * terms[i].second, std::move(fs)));
+    }
+    const Lin l = lin(make_prod(Rational(1), {f, {sum(with), 1}}));
+    out.insert(out.end(), l.terms.begin(), l.terms.end());
+    if (!l.c.is_zero()) out.push_back({constant(l.c), Rational(1)});
+    if (out.size() >= terms.size()) break;
+    terms = std::move(out);
+    changed = true;
+  }
+  return changed;
 }
 
 bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, int depth) {
@@ -333,8 +377,9 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, in
       std::unordered_set<TermId> shared;
       for (const auto& [t, w] : fewer)
         for (const auto& f : mon(t).factors) shared.insert(f.first);
-      if (regroup(more, shared) &&
-          parts_equal(make_sum(fewer, cf), make_sum(more, cm), budget, steps, depth + 1))
+      bool changed = regroup(more, shared);
+      if (!changed && gather(more)) changed = true, regroup(more, shared);
+      if (changed && parts_equal(make_sum(fewer, cf), make_sum(more, cm), budget, steps, depth + 1))
         return true;
     }
     return expand_equal(make_sum(std::move(ra), x.c), make_sum(std::move(rb), y.c), budget);
@@ -371,6 +416,18 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, in
   if (depth < 3 && is_sum(na) != is_sum(nb) &&
       factors_taken_out(is_sum(na) ? b : a, is_sum(na) ? a : b, budget, steps, depth))
     return true;
+  // Or the sum's terms grouped: by the product's factors, or by their own
+  // most frequent ones and then by the product's.
+  if (depth < 3 && is_sum(na) != is_sum(nb)) {
+    Lin l = lin(is_sum(na) ? a : b);
+    const TermId p = is_sum(na) ? b : a;
+    std::unordered_set<TermId> shared;
+    for (const auto& f : mon(p).factors) shared.insert(f.first);
+    bool changed = regroup(l.terms, shared);
+    if (!changed && gather(l.terms)) changed = true, regroup(l.terms, shared);
+    if (changed && parts_equal(make_sum(std::move(l.terms), l.c), p, budget, steps, depth + 1))
+      return true;
+  }
   if (depth < 3 && is_sum(na) != is_sum(nb)) {
     Lin p = lin(is_sum(na) ? b : a);
     if (distribute_once(p.terms, p.c)) {
