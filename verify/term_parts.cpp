@@ -125,6 +125,7 @@ bool TermTable::expand_equal(TermId a, TermId b, size_t budget) {
 }
 
 bool TermTable::equal_by_parts(TermId a, TermId b, size_t budget) {
+  if (budget == 0) return a == b;  // expansion turned off (`--expand-budget 0`): by parts is a form of it
   size_t steps = 0;
   try {
     return parts_equal(a, b, budget, steps, 0);
