@@ -200,5 +200,27 @@ TEST(Terms, EqualByPartsGroupsAProductOfPartialSums) {
   EXPECT_FALSE(t.equal_by_parts(spec, t.sum(diag), 100));
 }
 
+// Top-k of softmax probabilities selects what top-k of the logits does: the
+// row max is one shift of every entry and the denominator one positive
+// factor. A factor that can be negative or 0, or a shift one entry lacks,
+// is not taken off.
+TEST(Terms, TopKOfSoftmaxIsTopKOfTheLogits) {
+  TermTable t;
+  const std::vector<TermId> row{t.var("a"), t.var("b"), t.var("c")};
+  const TermId m = t.max(t.max(row[0], row[1]), row[2]);
+  std::vector<TermId> exps, probs, by_var, shifted_but_one;
+  for (TermId x : row) exps.push_back(t.apply(parity::ir::Fn::exp, t.add(x, t.scale(m, Rational(-1)))));
+  const TermId den = t.sum(exps);
+  const TermId v = t.var("v");
+  for (size_t i = 0; i < row.size(); ++i) {
+    probs.push_back(t.mul(exps[i], t.recip(den)));
+    by_var.push_back(t.mul(row[i], v));
+    shifted_but_one.push_back(i == 2 ? row[i] : t.add(row[i], v));
+  }
+  EXPECT_EQ(t.topk_mask(probs, 2), t.topk_mask(row, 2));
+  EXPECT_NE(t.topk_mask(by_var, 2), t.topk_mask(row, 2));
+  EXPECT_NE(t.topk_mask(shifted_but_one, 2), t.topk_mask(row, 2));
+}
+
 }  // namespace
 

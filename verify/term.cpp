@@ -321,6 +321,30 @@ bool TermTable::nonneg(TermId t, int depth) const {
   }
 }
 
+bool TermTable::positive(TermId t, int depth) const {
+  const Node& n = nodes_[t];
+  if (depth > 8) return false;
+  switch (n.kind) {
+    case TK::Const: return Rational(0) < n.nums[0];
+    case TK::App: {
+      const auto f = static_cast<ir::Fn>(n.aux);
+      return f == ir::Fn::exp || f == ir::Fn::sigmoid;
+    }
+    case TK::Prod:
+      for (TermId a : n.args)
+        if (!positive(a, depth + 1)) return false;
+      return true;
+    case TK::Sum: {  // positive terms with positive weights, and a constant >= 0
+      Lin l = lin(t);
+      if (l.c < Rational(0) || l.terms.empty()) return false;
+      for (const auto& [x, c] : l.terms)
+        if (!(Rational(0) < c) || !positive(x, depth + 1)) return false;
+      return true;
+    }
+    default: return false;
+  }
+}
+
 // sqrt(y)^b * y^a = sqrt(y)^(2a+b) = y^q * sqrt(y)^r with r in {0, 1}: a
 // norm written pow(s, 0.5), s * rsqrt(s) or sqrt(s)^2 (PyTorch's
 // clip_grad_norm_: per-parameter norms squared, summed, to the power 0.5)
@@ -446,6 +470,53 @@ std::vector<TermId> TermTable::topk_mask(const std::vector<TermId>& row_in, int6
   std::vector<TermId> row = row_in;
   for (;;) {
     if (row.empty()) break;
+    // A factor every entry has (same term, same power) that is positive
+    // divides out: top-k of softmax probabilities, exp(x_i - m) / sum_j
+    // exp(x_j - m), is top-k of the exps (then of the logits, below).
+    if (row.size() > 1) {
+      std::vector<Mon> ms;
+      for (TermId t : row) ms.push_back(mon(t));
+      std::vector<std::pair<TermId, int64_t>> common;
+      for (const auto& f : ms[0].factors) {
+        bool all = positive(f.first);
+        for (size_t i = 1; all && i < ms.size(); ++i)
+          all = std::find(ms[i].factors.begin(), ms[i].factors.end(), f) != ms[i].factors.end();
+        if (all) common.push_back(f);
+      }
+      bool rest = !common.empty();  // no entry may be left without a factor of its own
+      for (size_t i = 0; rest && i < ms.size(); ++i) rest = ms[i].factors.size() > common.size();
+      if (rest) {
+        for (size_t i = 0; i < row.size(); ++i) {
+          auto& fs = ms[i].factors;
+          for (const auto& f : common) fs.erase(std::find(fs.begin(), fs.end(), f));
+          row[i] = make_prod(ms[i].coef, std::move(fs));
+        }
+        continue;
+      }
+    }
+    // A term every entry adds (same term, same weight) is one shift of the
+    // whole row: x_i - m, the row max taken off before a softmax.
+    if (row.size() > 1) {
+      std::vector<Lin> ls;
+      for (TermId t : row) ls.push_back(lin(t));
+      std::vector<std::pair<TermId, Rational>> common;
+      for (const auto& x : ls[0].terms) {
+        bool all = true;
+        for (size_t i = 1; all && i < ls.size(); ++i)
+          all = std::find(ls[i].terms.begin(), ls[i].terms.end(), x) != ls[i].terms.end();
+        if (all) common.push_back(x);
+      }
+      bool rest = !common.empty();
+      for (size_t i = 0; rest && i < ls.size(); ++i) rest = ls[i].terms.size() > common.size();
+      if (rest) {
+        for (size_t i = 0; i < row.size(); ++i) {
+          auto& ts = ls[i].terms;
+          for (const auto& x : common) ts.erase(std::find(ts.begin(), ts.end(), x));
+          row[i] = make_sum(std::move(ts), ls[i].c);
+        }
+        continue;
+      }
+    }
     // c*u + d with one c > 0 and one d for the whole row (a route scale
     // applied before the selection) is strictly increasing in u too.
     {

@@ -135,6 +135,7 @@ class TermTable {
   bool can_be_zero(TermId t) const;
   bool is_count(TermId t) const;  // a whole number >= 0: a sum of masks with whole coefficients
   bool nonneg(TermId t, int depth = 0) const;
+  bool positive(TermId t, int depth = 0) const;  // > 0 for every value of its variables
   void fold_square_roots(Rational& coef, std::vector<std::pair<TermId, int64_t>>& kept);
   struct KeyHash {
     size_t operator()(const std::string& s) const { return std::hash<std::string>()(s); }
