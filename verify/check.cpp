@@ -1855,6 +1855,14 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         gv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return gv;
       }
+      // The counterexample stands; say what the look at the plan as given
+      // found, so that a reader knows which doubt is left (a stage that
+      // ran out of memory settles nothing either way).
+      v.second_look = "the plan as given, checked by stages in case a literal stands for a size the reduction "
+                      "changed, does not prove there (" +
+                      (gsr.zero_cancelled ? std::string("a count that can be 0 was cancelled")
+                                          : gsr.reason.empty() ? std::string("a stage differs") : gsr.reason) +
+                      "): the reduced instance's difference is reported";
     }
     if (r.changed && v.kind == VerdictKind::verified) {
       sr.graph.reset();
