@@ -232,45 +232,42 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
   return scale(core, coef);
 }
 
-// A count of tokens: a mask, an indicator [id = k], or a sum of them and a
-// constant whose range over 0/1 values reaches 0 (sum(mask), or N - sum[label
-// = -100] for the tokens not ignored). Any such sum counts: a count that
-// cannot reach 0 only costs a numeric run.
-bool TermTable::can_be_zero(TermId t) const {
-  const Node& n = nodes_[t];
+// The range of a mask, an indicator [id = k], or a sum of them and a
+// constant, over 0/1 values of its terms; false for anything else (or, with
+// `whole`, for a weight that is not a whole number).
+bool TermTable::bit_sum_range(TermId t, bool whole, Rational& lo, Rational& hi) const {
   auto bit = [&](TermId x) {
     const Node& m = nodes_[x];
     return (m.kind == TK::IntVar && vars_[static_cast<size_t>(m.aux)].boolean) || m.kind == TK::Ind;
   };
-  if (bit(t)) return true;
-  if (n.kind != TK::Sum) return false;
+  if (bit(t)) {
+    lo = Rational(0), hi = Rational(1);
+    return true;
+  }
+  if (nodes_[t].kind != TK::Sum) return false;
   Lin l = lin(t);
-  Rational lo = l.c, hi = l.c;
+  if (whole && !l.c.is_int()) return false;
+  lo = hi = l.c;
   for (const auto& [x, c] : l.terms) {
-    if (!bit(x)) return false;
+    if (!bit(x) || (whole && !c.is_int())) return false;
     if (c < Rational(0)) lo = lo + c;
     else hi = hi + c;
   }
-  return !(Rational(0) < lo) && !(hi < Rational(0));
+  return true;
 }
 
+// A count of tokens whose range reaches 0 (sum(mask), or N - sum[label =
+// -100] for the tokens not ignored). Any such sum counts: a count that
+// cannot reach 0 only costs a numeric run.
+bool TermTable::can_be_zero(TermId t) const {
+  Rational lo, hi;
+  return bit_sum_range(t, false, lo, hi) && !(Rational(0) < lo) && !(hi < Rational(0));
+}
+
+// A whole number >= 0: whole weights on 0/1 terms, least value >= 0.
 bool TermTable::is_count(TermId t) const {
-  auto bit = [&](TermId x) {
-    const Node& m = nodes_[x];
-    return (m.kind == TK::IntVar && vars_[static_cast<size_t>(m.aux)].boolean) || m.kind == TK::Ind;
-  };
-  if (bit(t)) return true;
-  if (nodes_[t].kind != TK::Sum) return false;
-  // Whole coefficients on 0/1 terms, least value >= 0 (N - sum[label = -100]
-  // with N terms of the sum counts too).
-  Lin l = lin(t);
-  if (!l.c.is_int()) return false;
-  Rational lo = l.c;
-  for (const auto& [x, c] : l.terms) {
-    if (!bit(x) || !c.is_int()) return false;
-    if (c < Rational(0)) lo = lo + c;
-  }
-  return !(lo < Rational(0));
+  Rational lo, hi;
+  return bit_sum_range(t, true, lo, hi) && !(lo < Rational(0));
 }
 
 TermId TermTable::mul(TermId a, TermId b) {

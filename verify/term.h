@@ -30,8 +30,8 @@ struct Node {
   TK kind;
   int32_t aux = 0;           // Var/IntVar: variable index; App: Fn; TopK: position
   std::vector<TermId> args;  // children (ids smaller than this node's)
-  std::vector<Rational>
-      nums;  // Const: value; Sum: coeffs + constant; Prod: exponents; Ind: k; PowC: e; TopK: k
+  // Const: value; Sum: coeffs + constant; Prod: exponents; Ind: k; PowC: e; TopK: k
+  std::vector<Rational> nums;
 };
 
 struct VarInfo {
@@ -122,6 +122,10 @@ class TermTable {
   bool regroup(std::vector<std::pair<TermId, Rational>>& terms,
                const std::unordered_set<TermId>& shared);
   bool gather(std::vector<std::pair<TermId, Rational>>& terms);
+  bool group_like(std::vector<std::pair<TermId, Rational>>& terms,
+                  const std::unordered_set<TermId>& shared);
+  void push_grouped(std::vector<std::pair<TermId, int64_t>> key, const std::vector<TermId>& rests,
+                    std::vector<std::pair<TermId, Rational>>& out);
   std::optional<TermId> take_out(TermId t, TermId g, int64_t e,
                                  std::unordered_map<TermId, std::optional<TermId>>& memo,
                                  size_t& work);
@@ -132,6 +136,7 @@ class TermTable {
   std::vector<Node> nodes_;
   std::vector<VarInfo> vars_;
   std::vector<TermId> zero_cancelled_;
+  bool bit_sum_range(TermId t, bool whole, Rational& lo, Rational& hi) const;
   bool can_be_zero(TermId t) const;
   bool is_count(TermId t) const;  // a whole number >= 0: a sum of masks with whole coefficients
   bool nonneg(TermId t, int depth = 0) const;

@@ -44,6 +44,28 @@ uint64_t of_rational(const Rational& r) {
   return mulmod(of_int(r.num()), powmod(of_int(r.den()), kP - 2));
 }
 
+// Of two id-sorted lists of (part, weight), the parts both hold with the
+// same weight cancel; what is left of each goes to `ra` and `rb`.
+template <class W>
+void cancel_shared(const std::vector<std::pair<TermId, W>>& x,
+                   const std::vector<std::pair<TermId, W>>& y,
+                   std::vector<std::pair<TermId, W>>& ra, std::vector<std::pair<TermId, W>>& rb) {
+  size_t i = 0, j = 0;
+  while (i < x.size() || j < y.size()) {
+    if (j == y.size() || (i < x.size() && x[i].first < y[j].first)) {
+      ra.push_back(x[i++]);
+    } else if (i == x.size() || y[j].first < x[i].first) {
+      rb.push_back(y[j++]);
+    } else {
+      if (!(x[i].second == y[j].second)) {
+        ra.push_back(x[i]);
+        rb.push_back(y[j]);
+      }
+      ++i, ++j;
+    }
+  }
+}
+
 uint64_t mix(uint64_t h, uint64_t x) {
   h ^= x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
   h ^= h >> 31;
@@ -125,7 +147,8 @@ bool TermTable::expand_equal(TermId a, TermId b, size_t budget) {
 }
 
 bool TermTable::equal_by_parts(TermId a, TermId b, size_t budget) {
-  if (budget == 0) return a == b;  // expansion turned off (`--expand-budget 0`): by parts is a form of it
+  if (budget == 0)
+    return a == b;  // expansion turned off (`--expand-budget 0`): by parts is a form of it
   size_t steps = 0;
   try {
     return parts_equal(a, b, budget, steps, 0);
@@ -244,6 +267,26 @@ bool TermTable::factors_taken_out(TermId prod, TermId other, size_t budget, size
   return parts_equal(rest, make_prod(m.coef, std::move(kept)), budget, steps, depth + 1);
 }
 
+// Appends the terms of `key * (sum of rests)` to `out`.
+void TermTable::push_grouped(std::vector<std::pair<TermId, int64_t>> key,
+                             const std::vector<TermId>& rests,
+                             std::vector<std::pair<TermId, Rational>>& out) {
+  key.push_back({sum(rests), 1});
+  const Lin l = lin(make_prod(Rational(1), std::move(key)));
+  out.insert(out.end(), l.terms.begin(), l.terms.end());
+  if (!l.c.is_zero()) out.push_back({constant(l.c), Rational(1)});
+}
+
+// Groups `terms` by the factors in `shared` (regroup), or else first by
+// their own most frequent factors (gather) and then by those.
+bool TermTable::group_like(std::vector<std::pair<TermId, Rational>>& terms,
+                           const std::unordered_set<TermId>& shared) {
+  if (regroup(terms, shared)) return true;
+  if (!gather(terms)) return false;
+  regroup(terms, shared);
+  return true;
+}
+
 // The inverse of distribute_once: terms that share factors with the other
 // side's terms (`shared`, by id) are grouped by those factors and the rest
 // of each group summed: `sel*p0 + sel*p1` becomes `sel*(p0 + p1)` where the
@@ -268,13 +311,7 @@ bool TermTable::regroup(std::vector<std::pair<TermId, Rational>>& terms,
     it->second.push_back(make_prod(m.coef * w, std::move(rest)));
   }
   if (groups.size() + out.size() == terms.size()) return false;
-  for (const auto& key : order) {
-    auto fs = key;
-    fs.push_back({sum(groups.at(key)), 1});
-    const Lin l = lin(make_prod(Rational(1), std::move(fs)));
-    out.insert(out.end(), l.terms.begin(), l.terms.end());
-    if (!l.c.is_zero()) out.push_back({constant(l.c), Rational(1)});
-  }
+  for (const auto& key : order) push_grouped(key, groups.at(key), out);
   terms = std::move(out);
   return true;
 }
@@ -309,9 +346,7 @@ bool TermTable::gather(std::vector<std::pair<TermId, Rational>>& terms) {
       fs.erase(it);
       with.push_back(make_prod(mons[i].coef * terms[i].second, std::move(fs)));
     }
-    const Lin l = lin(make_prod(Rational(1), {f, {sum(with), 1}}));
-    out.insert(out.end(), l.terms.begin(), l.terms.end());
-    if (!l.c.is_zero()) out.push_back({constant(l.c), Rational(1)});
+    push_grouped({f}, with, out);
     if (out.size() >= terms.size()) break;
     terms = std::move(out);
     changed = true;
@@ -347,20 +382,7 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, in
   if (is_sum(na) && is_sum(nb)) {
     Lin x = lin(a), y = lin(b);
     std::vector<std::pair<TermId, Rational>> ra, rb;
-    size_t i = 0, j = 0;
-    while (i < x.terms.size() || j < y.terms.size()) {
-      if (j == y.terms.size() || (i < x.terms.size() && x.terms[i].first < y.terms[j].first)) {
-        ra.push_back(x.terms[i++]);
-      } else if (i == x.terms.size() || y.terms[j].first < x.terms[i].first) {
-        rb.push_back(y.terms[j++]);
-      } else {
-        if (!(x.terms[i].second == y.terms[j].second)) {
-          ra.push_back(x.terms[i]);
-          rb.push_back(y.terms[j]);
-        }
-        ++i, ++j;
-      }
-    }
+    cancel_shared(x.terms, y.terms, ra, rb);
     if (x.c == y.c && pair_up(ra, rb)) return true;
     // A factor moved out of a sum on one side (a loss divided by the token
     // count after the gradients are summed, where the spec divides each
@@ -378,9 +400,8 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, in
       std::unordered_set<TermId> shared;
       for (const auto& [t, w] : fewer)
         for (const auto& f : mon(t).factors) shared.insert(f.first);
-      bool changed = regroup(more, shared);
-      if (!changed && gather(more)) changed = true, regroup(more, shared);
-      if (changed && parts_equal(make_sum(fewer, cf), make_sum(more, cm), budget, steps, depth + 1))
+      if (group_like(more, shared) &&
+          parts_equal(make_sum(fewer, cf), make_sum(more, cm), budget, steps, depth + 1))
         return true;
     }
     return expand_equal(make_sum(std::move(ra), x.c), make_sum(std::move(rb), y.c), budget);
@@ -389,21 +410,7 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, in
       (na.kind == TK::Prod || nb.kind == TK::Prod || na.kind == TK::Sum || nb.kind == TK::Sum)) {
     Mon x = mon(a), y = mon(b);
     std::vector<std::pair<TermId, int64_t>> ra, rb;
-    size_t i = 0, j = 0;
-    while (i < x.factors.size() || j < y.factors.size()) {
-      if (j == y.factors.size() ||
-          (i < x.factors.size() && x.factors[i].first < y.factors[j].first)) {
-        ra.push_back(x.factors[i++]);
-      } else if (i == x.factors.size() || y.factors[j].first < x.factors[i].first) {
-        rb.push_back(y.factors[j++]);
-      } else {
-        if (x.factors[i].second != y.factors[j].second) {
-          ra.push_back(x.factors[i]);
-          rb.push_back(y.factors[j]);
-        }
-        ++i, ++j;
-      }
-    }
+    cancel_shared(x.factors, y.factors, ra, rb);
     if (x.coef == y.coef && pair_up(ra, rb)) return true;
     const TermId pa = make_prod(x.coef, std::move(ra)), pb = make_prod(y.coef, std::move(rb));
     if (expand_equal(pa, pb, budget)) return true;
@@ -412,30 +419,22 @@ bool TermTable::parts_equal(TermId a, TermId b, size_t budget, size_t& steps, in
   }
   if (na.kind == TK::App && nb.kind == TK::App && na.aux == nb.aux)
     return parts_equal(na.args[0], nb.args[0], budget, steps, depth);
-  // A sum against a product with a sum factor: the product's other factors
-  // taken out of the sum, or the product distributed one level.
-  if (depth < 3 && is_sum(na) != is_sum(nb) &&
-      factors_taken_out(is_sum(na) ? b : a, is_sum(na) ? a : b, budget, steps, depth))
-    return true;
-  // Or the sum's terms grouped: by the product's factors, or by their own
-  // most frequent ones and then by the product's.
+  // A sum against a product: the product's other factors taken out of the
+  // sum; or the sum's terms grouped, by the product's factors or by their
+  // own most frequent ones and then by the product's; or the product
+  // distributed one level over its sum factor.
   if (depth < 3 && is_sum(na) != is_sum(nb)) {
-    Lin l = lin(is_sum(na) ? a : b);
-    const TermId p = is_sum(na) ? b : a;
+    const TermId sm = is_sum(na) ? a : b, p = is_sum(na) ? b : a;
+    if (factors_taken_out(p, sm, budget, steps, depth)) return true;
+    Lin l = lin(sm);
     std::unordered_set<TermId> shared;
     for (const auto& f : mon(p).factors) shared.insert(f.first);
-    bool changed = regroup(l.terms, shared);
-    if (!changed && gather(l.terms)) changed = true, regroup(l.terms, shared);
-    if (changed && parts_equal(make_sum(std::move(l.terms), l.c), p, budget, steps, depth + 1))
+    if (group_like(l.terms, shared) &&
+        parts_equal(make_sum(std::move(l.terms), l.c), p, budget, steps, depth + 1))
       return true;
-  }
-  if (depth < 3 && is_sum(na) != is_sum(nb)) {
-    Lin p = lin(is_sum(na) ? b : a);
-    if (distribute_once(p.terms, p.c)) {
-      const TermId d = make_sum(std::move(p.terms), p.c);
-      return is_sum(na) ? parts_equal(a, d, budget, steps, depth + 1)
-                        : parts_equal(d, b, budget, steps, depth + 1);
-    }
+    Lin d = lin(p);
+    if (distribute_once(d.terms, d.c))
+      return parts_equal(sm, make_sum(std::move(d.terms), d.c), budget, steps, depth + 1);
   }
   return expand_equal(a, b, budget);
 }
