@@ -12,7 +12,9 @@ hdr="$file"; [ -f "$file.expect" ] && hdr="$file.expect"
 cmd=$(sed -n 's/^\(#\|\/\/\) expect-cmd: *//p' "$hdr" | head -1); cmd=${cmd:-validate}; cmd=${cmd//\{dir\}/$(dirname "$file")}
 want=$(sed -n 's/^\(#\|\/\/\) expect-exit: *//p' "$hdr" | head -1)
 if [ -z "$want" ]; then echo "missing '# expect-exit:' in $file"; exit 1; fi
-out=$(timeout 120 "$parity" $cmd "$file" 2>&1); rc=$?
+# A `# slow:` case has ctest's 300 s; the others 120 s.
+limit=120; grep -q "^# slow:" "$hdr" && limit=280
+out=$(timeout $limit "$parity" $cmd "$file" 2>&1); rc=$?
 echo "$out"
 if [ "$rc" -ne "$want" ]; then echo "FAIL: exit $rc, expected $want"; exit 1; fi
 while IFS= read -r needle; do

@@ -224,3 +224,79 @@ TEST(Terms, TopKOfSoftmaxIsTopKOfTheLogits) {
 
 }  // namespace
 
+
+namespace {
+
+// The exp-shift normal form (verify/term_exp.cpp): a softmax and a
+// log-sum-exp do not depend on the shift they subtract, and an online
+// softmax that merges two partial results by exp(m_i - m) is the softmax.
+TEST(Terms, SoftmaxAndLogSumExpDoNotDependOnTheirShift) {
+  TermTable t;
+  std::vector<TermId> x;
+  for (int j = 0; j < 4; ++j) x.push_back(t.var("x" + std::to_string(j)));
+  const TermId v0 = t.var("v0"), v1 = t.var("v1"), v2 = t.var("v2"), v3 = t.var("v3");
+  const std::vector<TermId> v{v0, v1, v2, v3};
+  auto ex = [&](TermId a, TermId shift) { return t.apply(parity::ir::Fn::exp, t.add(a, t.scale(shift, Rational(-1)))); };
+  auto sum_exp = [&](int lo, int hi, TermId shift) {
+    std::vector<TermId> parts;
+    for (int j = lo; j < hi; ++j) parts.push_back(ex(x[j], shift));
+    return t.sum(parts);
+  };
+  const TermId m01 = t.max(x[0], x[1]), m23 = t.max(x[2], x[3]), m = t.max(m01, m23);
+  // log-sum-exp shifted by the row max against one shifted by the sum of two partial maxes.
+  const TermId lse_max = t.add(m, t.apply(parity::ir::Fn::log, sum_exp(0, 4, m)));
+  const TermId s = t.add(m01, m23);
+  const TermId lse_sum = t.add(s, t.apply(parity::ir::Fn::log, sum_exp(0, 4, s)));
+  EXPECT_NE(lse_max, lse_sum);
+  EXPECT_EQ(t.exp_normal(lse_max), t.exp_normal(lse_sum));
+  EXPECT_TRUE(t.equal_by_parts(lse_max, lse_sum, 1000));
+  // Added back with another shift than the one subtracted: not equal.
+  const TermId lse_bad = t.add(m01, t.apply(parity::ir::Fn::log, sum_exp(0, 4, s)));
+  EXPECT_NE(t.exp_normal(lse_max), t.exp_normal(lse_bad));
+  EXPECT_FALSE(t.equal_by_parts(lse_max, lse_bad, 1000));
+  // Online softmax: each half's output o_i = sum_j exp(x_j - m_i) v_j / l_i, merged as
+  // (exp(m01 - m) l_0 o_0 + exp(m23 - m) l_1 o_1) / (exp(m01 - m) l_0 + exp(m23 - m) l_1).
+  auto half = [&](int lo, int hi, TermId mi, TermId& l) {
+    std::vector<TermId> parts;
+    for (int j = lo; j < hi; ++j) parts.push_back(t.mul(ex(x[j], mi), v[j]));
+    l = sum_exp(lo, hi, mi);
+    return t.mul(t.sum(parts), t.recip(l));
+  };
+  TermId l0, l1;
+  const TermId o0 = half(0, 2, m01, l0), o1 = half(2, 4, m23, l1);
+  const TermId w0 = t.apply(parity::ir::Fn::exp, t.add(m01, t.scale(m, Rational(-1))));
+  const TermId w1 = t.apply(parity::ir::Fn::exp, t.add(m23, t.scale(m, Rational(-1))));
+  const TermId merged = t.mul(t.add(t.mul(t.mul(w0, l0), o0), t.mul(t.mul(w1, l1), o1)),
+                              t.recip(t.add(t.mul(w0, l0), t.mul(w1, l1))));
+  std::vector<TermId> spec_parts;
+  const TermId den = sum_exp(0, 4, m);
+  for (int j = 0; j < 4; ++j) spec_parts.push_back(t.mul(t.mul(ex(x[j], m), t.recip(den)), v[j]));
+  const TermId spec = t.sum(spec_parts);
+  EXPECT_TRUE(t.equal_by_parts(spec, merged, 1000));
+  // A merge that forgets one half's rescaling is not the softmax.
+  const TermId unscaled = t.mul(t.add(t.mul(l0, o0), t.mul(t.mul(w1, l1), o1)),
+                                t.recip(t.add(t.mul(w0, l0), t.mul(w1, l1))));
+  EXPECT_FALSE(t.equal_by_parts(spec, unscaled, 1000));
+}
+
+}  // namespace
+
+namespace {
+
+// sqrt(q^2 x) = q sqrt(x): a norm of loss-scaled gradients divided by the
+// scale is the norm of the gradients; a content that is no square stays.
+TEST(Terms, ASquareContentLeavesASquareRoot) {
+  TermTable t;
+  const TermId a = t.var("a"), b = t.var("b");
+  const TermId s = t.add(t.power(a, 2), t.power(b, 2));
+  const auto sqrt = [&](TermId x) { return t.apply(parity::ir::Fn::sqrt, x); };
+  EXPECT_EQ(t.scale(sqrt(t.scale(s, Rational(1024 * 1024))), Rational(1, 1024)), sqrt(s));
+  EXPECT_EQ(sqrt(t.scale(s, Rational(1, 4))), t.scale(sqrt(s), Rational(1, 2)));
+  // A sum with a constant (a variance + eps) is left as it is.
+  EXPECT_NE(sqrt(t.add(t.scale(t.power(a, 2), Rational(9)), t.constant(Rational(18)))),
+            t.scale(sqrt(t.add(t.power(a, 2), t.constant(Rational(2)))), Rational(3)));
+  EXPECT_NE(sqrt(t.scale(s, Rational(2))), t.scale(sqrt(s), Rational(2)));
+  EXPECT_NE(sqrt(t.scale(s, Rational(4))), t.scale(sqrt(s), Rational(4)));
+}
+
+}  // namespace

@@ -1022,7 +1022,7 @@ class Checker {
     if (!wide_made_) {
       wide_made_ = true;
       std::mt19937_64 rng(opt_.seed ^ 0x9e3779b97f4a7c15ULL);
-      for (double f : {1.0 / 256, 1.0 / 16, 1.0 / 4, 4.0, 16.0, 256.0}) {
+      for (double f : {1.0 / 256, 1.0 / 16, 1.0 / 4, 4.0, 16.0, 256.0, 4096.0}) {
         std::vector<double> pt = random_point(tt, rng, true, false);
         for (size_t k = 0; k < pt.size(); ++k)
           if (!tt.vars()[k].boolean && !tt.vars()[k].integer) pt[k] *= f;

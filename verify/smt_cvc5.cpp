@@ -234,7 +234,15 @@ class Cvc5Backend : public SmtBackend {
           r = den.size() == 1 ? nt : s.mkTerm(Kind::DIVISION, {nt, s.mkTerm(Kind::MULT, den)});
           break;
         }
-        case TK::App: r = fn(ir::fn_name(static_cast<ir::Fn>(n.aux)) == std::string("gelu'") ? "gelu_grad" : ir::fn_name(static_cast<ir::Fn>(n.aux)), {real(n.args[0])}); break;
+        case TK::App: {
+          const auto f = static_cast<ir::Fn>(n.aux);
+          r = fn(ir::fn_name(f) == std::string("gelu'") ? "gelu_grad" : ir::fn_name(f), {real(n.args[0])});
+          // The ranges of the real functions (a model outside them is no
+          // model of the plan): a clip coefficient's norm + eps is positive.
+          if (f == ir::Fn::exp) side.push_back(s.mkTerm(Kind::GT, {r, s.mkReal(0)}));
+          if (f == ir::Fn::sqrt) side.push_back(s.mkTerm(Kind::GEQ, {r, s.mkReal(0)}));
+          break;
+        }
         case TK::Max:
         case TK::Min: {
           r = real(n.args[0]);

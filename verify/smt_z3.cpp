@@ -185,7 +185,15 @@ class Z3Backend : public SmtBackend {
           r = has_den ? num / den : num;
           break;
         }
-        case TK::App: r = fn(ir::fn_name(static_cast<ir::Fn>(n.aux)), {real(n.args[0])}); break;
+        case TK::App: {
+          const auto f = static_cast<ir::Fn>(n.aux);
+          r = fn(ir::fn_name(f), {real(n.args[0])});
+          // The ranges of the real functions (a model outside them is no
+          // model of the plan): a clip coefficient's norm + eps is positive.
+          if (f == ir::Fn::exp) side.push_back(r > ctx.real_val(0));
+          if (f == ir::Fn::sqrt) side.push_back(r >= ctx.real_val(0));
+          break;
+        }
         case TK::Max:
         case TK::Min: {
           r = real(n.args[0]);

@@ -1,6 +1,7 @@
 #include "verify/term.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace parity::verify {
@@ -395,11 +396,59 @@ TermId TermTable::apply(ir::Fn f, TermId a) {
   // rsqrt(x) is 1/sqrt(x): one term for both ways of writing a norm.
   if (f == ir::Fn::rsqrt) return recip(apply(ir::Fn::sqrt, a));
   if (f == ir::Fn::exp && is_const(a, &v) && v.is_zero()) return one_;
+  // sqrt(q^2 x) = q sqrt(x) for q > 0: the norm of gradients that carry a
+  // loss scale (or 1/dp), taken before the scale is divided out or after.
+  if (f == ir::Fn::sqrt && nodes_[a].kind == TK::Sum)
+    if (const std::optional<Rational> q = square_content(a)) return scale(apply(f, scale(a, (*q * *q).inverse())), *q);
   if (f == ir::Fn::log) {  // log(exp(x)) = x
     const Node& n = nodes_[a];
     if (n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::exp) return n.args[0];
   }
   return intern(Node{TK::App, static_cast<int32_t>(f), {a}, {}});
+}
+
+namespace {
+
+std::optional<int64_t> int_sqrt(int64_t n) {
+  if (n < 0) return std::nullopt;
+  auto r = static_cast<int64_t>(std::llround(std::sqrt(static_cast<long double>(n))));
+  for (int64_t c = r > 0 ? r - 1 : 0; c <= r + 1; ++c)
+    if (static_cast<__int128>(c) * c == n) return c;
+  return std::nullopt;
+}
+
+__int128 gcd128(__int128 a, __int128 b) {
+  while (b) {
+    const __int128 t = a % b;
+    a = b;
+    b = t;
+  }
+  return a < 0 ? -a : a;
+}
+
+}  // namespace
+
+// q > 0, q != 1, with q^2 the content of sum `s` (the largest rational that
+// divides every coefficient to a whole number), where that content is a
+// square of a rational. Only for a sum without a constant (a sum of squared
+// gradients): normalizing `mean(x^2) + eps` inside every rsqrt of a norm
+// layer moved eps's 10^6 into coefficients that overflowed downstream.
+std::optional<Rational> TermTable::square_content(TermId s) const {
+  const Node& n = nodes_[s];
+  if (!n.nums.back().is_zero()) return std::nullopt;
+  // gcd of the numerators over lcm of the denominators, in 128 bits.
+  __int128 num = 0, den = 1;
+  for (const Rational& r : n.nums) {
+    if (r.is_zero()) continue;
+    num = gcd128(num, r.num());
+    const __int128 g = gcd128(den, r.den());
+    den = den / g * r.den();
+    if (den > INT64_MAX) return std::nullopt;
+  }
+  if (num == 0 || (num == 1 && den == 1)) return std::nullopt;
+  const auto qn = int_sqrt(static_cast<int64_t>(num)), qd = int_sqrt(static_cast<int64_t>(den));
+  if (!qn || !qd || *qn > (1 << 20) || *qd > (1 << 20)) return std::nullopt;
+  return Rational(*qn, *qd);
 }
 
 TermId TermTable::nary(TK kind, TermId a, TermId b) {

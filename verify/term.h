@@ -87,6 +87,10 @@ class TermTable {
   // point, and only pairs that still differ are expanded (those of at most
   // 300 nodes, under `budget`). False when that does not show it.
   bool equal_by_parts(TermId a, TermId b, size_t budget);
+  // The exp-shift normal form (term_exp.cpp): a sum of exp terms has the
+  // part their arguments share taken out, log takes an exp factor out of
+  // its argument; a softmax no longer depends on its shift.
+  TermId exp_normal(TermId t);
 
   std::string str(TermId t, int max_len = 400) const;
   // Where two terms differ, descending through the parts they share: the
@@ -130,6 +134,10 @@ class TermTable {
                                  std::unordered_map<TermId, std::optional<TermId>>& memo,
                                  size_t& work);
   bool factors_taken_out(TermId prod, TermId other, size_t budget, size_t& steps, int depth);
+  std::optional<TermId> exp_factor_arg(TermId t) const;
+  std::optional<Rational> square_content(TermId s) const;
+  TermId take_out_shared_exp(TermId s);
+  std::unordered_map<TermId, TermId> exp_normal_;
   std::vector<uint64_t> fp_;  // fingerprints of ids [0, size), filled on demand
   void str_rec(TermId t, std::string& out, int max_len, int depth) const;
 

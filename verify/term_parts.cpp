@@ -151,7 +151,13 @@ bool TermTable::equal_by_parts(TermId a, TermId b, size_t budget) {
     return a == b;  // expansion turned off (`--expand-budget 0`): by parts is a form of it
   size_t steps = 0;
   try {
-    return parts_equal(a, b, budget, steps, 0);
+    if (parts_equal(a, b, budget, steps, 0)) return true;
+    // Then under the exp-shift normal form (term_exp.cpp): a softmax or a
+    // log-sum-exp shifted by another max than the spec's.
+    const TermId na = exp_normal(a), nb = exp_normal(b);
+    if (na == a && nb == b) return false;
+    steps = 0;
+    return na == nb || parts_equal(na, nb, budget, steps, 0);
   } catch (const Overflow&) {
     return false;
   }

@@ -1,0 +1,134 @@
+// The exp-shift normal form: every sum whose terms all carry an exp factor
+// has the part their exp arguments share taken out, sum_i c_i*exp(a_i + g) =
+// exp(g) * sum_i c_i*exp(a_i), and log takes an exp factor out of its
+// argument, log(exp(g)*R) = g + log(R). Both are identities over the reals
+// (the second where either side is defined). Under them a softmax or a
+// log-sum-exp no longer depends on the shift it was computed with: the row
+// max of the spec, a vocab-parallel max reduced with `max` or with `sum`,
+// the running max of an online softmax (flash or ring attention merging
+// partial results by exp(m_i - m)). Only a comparison uses this form: built
+// into every sum it was not confluent (a factored sum added to another exp
+// term stayed factored), so equal partial sums stopped matching by id.
+#include "verify/term.h"
+
+namespace parity::verify {
+
+namespace {
+
+bool is_exp(const Node& n) {
+  return n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::exp;
+}
+
+}  // namespace
+
+// The argument of `t`'s exp factor (t an exp, or a product with one), if any.
+std::optional<TermId> TermTable::exp_factor_arg(TermId t) const {
+  const Mon m = mon(t);
+  for (const auto& [f, e] : m.factors)
+    if (is_exp(nodes_[f]) && e == 1) return nodes_[f].args[0];
+  return std::nullopt;
+}
+
+TermId TermTable::take_out_shared_exp(TermId s) {
+  const Lin l = lin(s);
+  if (!l.c.is_zero() || l.terms.size() < 2) return s;
+  std::optional<Lin> shared;
+  for (const auto& [x, w] : l.terms) {
+    const std::optional<TermId> arg = exp_factor_arg(x);
+    if (!arg) return s;
+    const Lin a = lin(*arg);
+    if (!shared) {
+      shared = a;
+      continue;
+    }
+    // Both lists are sorted by id: keep the entries they have with the same weight.
+    Lin keep;
+    keep.c = shared->c == a.c ? a.c : Rational(0);
+    size_t i = 0, j = 0;
+    while (i < shared->terms.size() && j < a.terms.size()) {
+      if (shared->terms[i].first < a.terms[j].first) {
+        ++i;
+      } else if (a.terms[j].first < shared->terms[i].first) {
+        ++j;
+      } else {
+        if (shared->terms[i].second == a.terms[j].second) keep.terms.push_back(shared->terms[i]);
+        ++i, ++j;
+      }
+    }
+    shared = std::move(keep);
+    if (shared->terms.empty() && shared->c.is_zero()) return s;
+  }
+  const TermId g = make_sum(shared->terms, shared->c);
+  const TermId out = apply(ir::Fn::exp, scale(g, Rational(-1)));
+  std::vector<TermId> parts;
+  parts.reserve(l.terms.size());
+  for (const auto& [x, w] : l.terms) parts.push_back(scale(mul(x, out), w));
+  return mul(apply(ir::Fn::exp, g), sum(parts));
+}
+
+TermId TermTable::exp_normal(TermId t) {
+  if (auto it = exp_normal_.find(t); it != exp_normal_.end()) return it->second;
+  const Node n = nodes_[t];  // copy: interning may reallocate
+  std::vector<TermId> args;
+  args.reserve(n.args.size());
+  bool changed = false;
+  for (TermId a : n.args) {
+    args.push_back(exp_normal(a));
+    changed |= args.back() != a;
+  }
+  TermId r = t;
+  switch (n.kind) {
+    case TK::Const:
+    case TK::Var:
+    case TK::IntVar:
+      break;
+    case TK::Sum: {
+      if (changed) {
+        std::vector<TermId> parts;
+        parts.reserve(args.size() + 1);
+        for (size_t k = 0; k < args.size(); ++k) parts.push_back(scale(args[k], n.nums[k]));
+        parts.push_back(constant(n.nums.back()));
+        r = sum(parts);
+      }
+      r = take_out_shared_exp(r);
+      break;
+    }
+    case TK::Prod:
+      if (changed) {
+        r = one_;
+        for (size_t k = 0; k < args.size(); ++k) r = mul(r, power(args[k], n.nums[k].num()));
+      }
+      break;
+    case TK::App: {
+      const auto f = static_cast<ir::Fn>(n.aux);
+      r = changed ? apply(f, args[0]) : t;
+      if (f == ir::Fn::log && nodes_[r].kind == TK::App &&
+          static_cast<ir::Fn>(nodes_[r].aux) == ir::Fn::log) {
+        const TermId x = nodes_[r].args[0];
+        if (const std::optional<TermId> g = exp_factor_arg(x))
+          r = add(*g, apply(ir::Fn::log, mul(x, apply(ir::Fn::exp, scale(*g, Rational(-1))))));
+      }
+      break;
+    }
+    case TK::Max:
+    case TK::Min:
+      if (changed) {
+        r = args[0];
+        for (size_t k = 1; k < args.size(); ++k) r = nary(n.kind, r, args[k]);
+      }
+      break;
+    case TK::Ind:
+      if (changed) r = ind(args[0], n.nums[0].num());
+      break;
+    case TK::PowC:
+      if (changed) r = powc(args[0], n.nums[0]);
+      break;
+    case TK::TopK:
+      if (changed) r = topk_mask(args, n.nums[0].num())[static_cast<size_t>(n.aux)];
+      break;
+  }
+  exp_normal_[t] = r;
+  return r;
+}
+
+}  // namespace parity::verify
