@@ -1,6 +1,7 @@
 #include "ir/op_registry.h"
 #include "ir/validate.h"
 
+#include <cmath>
 #include <set>
 #include <string_view>
 #include <unordered_map>
@@ -148,6 +149,11 @@ struct Checker {
       bool ok = attr_kind(a) == spec->kind || (spec->kind == AttrKind::Float && attr_kind(a) == AttrKind::Int);
       if (!ok) {
         report(&op, "attribute '" + name + "' must be " + attr_kind_name(spec->kind) + ", got " + attr_kind_name(attr_kind(a)));
+        return;
+      }
+      // inf or nan as a literal: no real number a step could compute with.
+      if (const double* f = std::get_if<double>(&a); f && !std::isfinite(*f)) {
+        report(&op, "attribute '" + name + "' is " + std::to_string(*f) + "; a float attribute must be a finite number");
         return;
       }
     }

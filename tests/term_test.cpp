@@ -300,3 +300,45 @@ TEST(Terms, ASquareContentLeavesASquareRoot) {
 }
 
 }  // namespace
+
+namespace {
+
+// A padding mask times "not an end-of-document token" is a mask: a count of
+// such products can be 0, and a division by it cancelled is recorded.
+TEST(Terms, ACountOfMaskedIndicatorsCanBeZero) {
+  TermTable t;
+  const TermId x = t.var("x");
+  const TermId tok0 = t.int_var("tok[0]", 0, 8), tok1 = t.int_var("tok[1]", 0, 8);
+  const TermId pad0 = t.bool_var("pad[0]"), pad1 = t.bool_var("pad[1]");
+  const TermId one = t.constant(Rational(1));
+  auto keep = [&](TermId pad, TermId tok) { return t.mul(pad, t.add(one, t.scale(t.ind(tok, 7), Rational(-1)))); };
+  const TermId count = t.add(keep(pad0, tok0), keep(pad1, tok1));
+  EXPECT_EQ(t.mul(t.mul(x, t.recip(count)), count), x);
+  EXPECT_EQ(t.zero_cancelled().size(), 1u);
+}
+
+// 1/max(1, a) is min(1, 1/a) where a > 0 (a norm plus eps); not where a
+// may be negative.
+TEST(Terms, TheReciprocalOfAMaxOfPositiveTermsIsAMin) {
+  TermTable t;
+  const TermId s = t.var("s"), x = t.var("x");
+  const TermId one = t.constant(Rational(1));
+  const TermId norm_eps = t.add(t.apply(parity::ir::Fn::sqrt, t.power(s, 2)), t.constant(Rational(1, 1000000)));
+  EXPECT_EQ(t.recip(t.max(one, norm_eps)), t.min(one, t.recip(norm_eps)));
+  EXPECT_EQ(t.mul(x, t.recip(t.max(one, norm_eps))), t.mul(x, t.min(one, t.recip(norm_eps))));
+  EXPECT_NE(t.recip(t.max(one, x)), t.min(one, t.recip(x)));
+}
+
+// exp(g + log(l)) = exp(g) * l for l > 0 (TransformerEngine's lse merge);
+// not for an l that may be 0 or negative.
+TEST(Terms, ExpOfALogOfAPositiveTermIsTheTerm) {
+  TermTable t;
+  const TermId a = t.var("a"), b = t.var("b"), g = t.var("g"), y = t.var("y");
+  const auto exp = [&](TermId v) { return t.apply(parity::ir::Fn::exp, v); };
+  const auto log = [&](TermId v) { return t.apply(parity::ir::Fn::log, v); };
+  const TermId l = t.add(exp(a), exp(b));
+  EXPECT_EQ(t.exp_normal(exp(t.add(g, log(l)))), t.exp_normal(t.mul(exp(g), l)));
+  EXPECT_NE(t.exp_normal(exp(t.add(g, log(y)))), t.exp_normal(t.mul(exp(g), y)));
+}
+
+}  // namespace

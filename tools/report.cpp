@@ -59,6 +59,10 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   else if (!v.stage_note.empty())
     s += fmt::format("  stages: {}; checked as a whole\n", v.stage_note);
   if (v.kind == verify::VerdictKind::unknown) s += fmt::format("  reason: {}\n", v.reason);
+  // Where the stage that was not proved differs: what a new canonical form
+  // or proof step would have to equate (a counterexample shows a MISMATCH).
+  if (v.kind == verify::VerdictKind::unknown && !v.stage_difference.empty())
+    s += fmt::format("  stage difference (terms over the stage's inputs): {}\n", v.stage_difference);
   if (v.cex) {
     const auto& x = *v.cex;
     s += fmt::format("  first divergence (in program order) at {}.{}{} on rank {}{}, defined by `{}`\n", x.program, x.value, idx(x.plan_index),
@@ -98,7 +102,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
     j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});
   j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks},
                       {"second_look", v.second_look}};
-  j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"cached", v.cached_stages}, {"note", v.stage_note}};
+  j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"cached", v.cached_stages}, {"note", v.stage_note}, {"difference", v.stage_difference}};
   j["timings"] = {{"read", v.read_seconds},
                   {"validate_and_reduce", v.reduce_seconds},
                   {"validate", v.validate_seconds},

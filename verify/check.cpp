@@ -480,6 +480,13 @@ class Checker {
       v.reason = std::string(e.what()) + " (exact coefficients past 64 bits); no difference at the " +
                  std::to_string(points.size()) + " numeric points";
       return v;
+    } catch (const NonFinite& e) {
+      if (auto v = try_numeric()) return *v;
+      Verdict v;
+      v.kind = VerdictKind::unknown;
+      v.reason = std::string(e.what()) + " in the spec or the plan; no difference at the " +
+                 std::to_string(points.size()) + " numeric points";
+      return v;
     } catch (const ir::EvalError& e) {
       return invalid(std::string("plan cannot run: ") + e.what());
     }
@@ -1764,23 +1771,27 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       whole.before_proving(search_full_dims);
       v = whole.run();
       v.stage_note = opt.stages ? sr.reason : "";
+      if (opt.stages && sr.failure) v.stage_difference = sr.failure->difference;
       v.whole_seconds = v.seconds;
     }
     if (v.kind == VerdictKind::unknown)
       if (auto nv = search_full_dims()) {
         nv->stage_note = v.stage_note;
+        nv->stage_difference = v.stage_difference;
         nv->whole_seconds = v.whole_seconds + nv->seconds;
         v = std::move(*nv);
       }
     if (v.kind == VerdictKind::unknown)
       if (auto nv = search_past_pins()) {
         nv->stage_note = v.stage_note;
+        nv->stage_difference = v.stage_difference;
         nv->whole_seconds = v.whole_seconds + nv->seconds;
         v = std::move(*nv);
       }
     if (v.kind == VerdictKind::unknown)
       if (auto nv = search_reread()) {
         nv->stage_note = v.stage_note;
+        nv->stage_difference = v.stage_difference;
         nv->whole_seconds = v.whole_seconds + nv->seconds;
         v = std::move(*nv);
       }

@@ -101,6 +101,7 @@ struct Verdict {
   size_t stages = 0, unique_stages = 0;  // when proved by stages
   std::string second_look;  // on a reduced VERIFIED: what was run to look again, and that it agreed
   std::string stage_note;                // why the staged prover did not settle it
+  std::string stage_difference;          // there: the smallest differing subterms (over the stage's inputs)
   size_t cached_stages = 0;              // distinct stages whose proof came from the cache
   std::vector<StageInfo> stage_list;     // the distinct stages, when proved by stages
   // Where the time went: validation and reduction, building the stages,

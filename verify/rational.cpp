@@ -5,7 +5,7 @@
 namespace parity::verify {
 
 Rational Rational::from_double(double x) {
-  if (!std::isfinite(x)) throw std::domain_error("non-finite constant");
+  if (!std::isfinite(x)) throw NonFinite();
   if (x == std::floor(x) && std::fabs(x) < 9e15) return Rational(static_cast<int64_t>(x));
   // Continued fractions: the first convergent that rounds back to x exactly.
   double a = std::fabs(x);

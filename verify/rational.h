@@ -12,6 +12,14 @@ struct Overflow : std::runtime_error {
   Overflow() : std::runtime_error("rational coefficient overflow") {}
 };
 
+// A constant that is not a real number (inf or NaN: 1/(1 - beta^0) in an
+// optimizer at step 0). No term can hold it; the check falls back to running
+// the plan numerically, where the plan is not finite.
+struct NonFinite : std::domain_error {
+  explicit NonFinite(const char* what = "a constant that is not finite (inf or NaN: a division by zero among constants)")
+      : std::domain_error(what) {}
+};
+
 class Rational {
  public:
   Rational(int64_t n = 0) : n_(n), d_(1) {}  // NOLINT: integers convert
@@ -39,7 +47,7 @@ class Rational {
     return make(static_cast<__int128>(a.n_) * b.n_, static_cast<__int128>(a.d_) * b.d_);
   }
   Rational inverse() const {
-    if (n_ == 0) throw std::domain_error("division by the constant 0");
+    if (n_ == 0) throw NonFinite("a division by the constant 0");
     return make(d_, n_);
   }
   friend bool operator==(const Rational& a, const Rational& b) { return a.n_ == b.n_ && a.d_ == b.d_; }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "verify/smt.h"
+#include "verify/smt_child.h"
 
 namespace parity::verify {
 
@@ -17,11 +18,13 @@ class Z3Backend : public SmtBackend {
  public:
   const char* name() const override { return "z3"; }
 
+  // In a child process (smt_child.h): z3 ignores its interrupt inside some
+  // nonlinear procedures; the watchdog below still stops it where it can.
   SmtAnswer prove_equal(const TermTable& t, TermId a, TermId b, unsigned timeout_ms) override {
-    return query(t, a, b, timeout_ms, false);
+    return solve_in_child("z3", timeout_ms, [&] { return query(t, a, b, timeout_ms, false); });
   }
   SmtAnswer find_defined_model(const TermTable& t, TermId a, TermId b, unsigned timeout_ms) override {
-    SmtAnswer ans = query(t, a, b, timeout_ms, true);
+    SmtAnswer ans = solve_in_child("z3", timeout_ms, [&] { return query(t, a, b, timeout_ms, true); });
     if (ans.status == SmtStatus::proved) ans.status = SmtStatus::unknown;  // only models count
     return ans;
   }

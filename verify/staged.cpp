@@ -493,6 +493,8 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
           why = std::string("stages do not apply: ") + e.what();
         } catch (const std::bad_alloc&) {
           why = "ran out of memory proving the stage (its tensors are too large at these sizes)";
+        } catch (const std::exception& e) {  // on a pool thread: never past it
+          why = std::string("stages do not apply: ") + e.what();
         }
         if (!why.empty()) {
           {
@@ -565,6 +567,8 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     r.reason = std::string("stages do not apply: ") + e.what();
   } catch (const std::bad_alloc&) {
     r.reason = "ran out of memory building or proving stages (tensors too large at these sizes)";
+  } catch (const NonFinite& e) {
+    r.reason = std::string("stages do not apply: ") + e.what();
   }
   r.prove_seconds = std::chrono::duration<double>(Clock::now() - t0).count() - r.build_seconds;
   return r;

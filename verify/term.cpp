@@ -195,12 +195,24 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
         std::find(zero_cancelled_.begin(), zero_cancelled_.end(), t) == zero_cancelled_.end())
       zero_cancelled_.push_back(t);
   }
-  std::vector<std::pair<TermId, int64_t>> kept;
+  std::vector<std::pair<TermId, int64_t>> kept, swapped;
   for (auto& [t, e] : merged) {
     if (e == 0) continue;
     const Node& n = nodes_[t];
     if (n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::exp) {
       exp_args.push_back(scale(n.args[0], Rational(e)));
+      continue;
+    }
+    // max(a, b)^-k = min(1/a, 1/b)^k where every argument is positive: a
+    // clip coefficient 1/max(1, (norm + eps)/c) (DeepSpeed's clamp(min=1))
+    // is PyTorch's min(1, c/(norm + eps)).
+    if ((n.kind == TK::Max || n.kind == TK::Min) && e < 0 &&
+        std::all_of(n.args.begin(), n.args.end(), [&](TermId a) { return positive(a); })) {
+      const std::vector<TermId> args = n.args;  // copy: interning may reallocate
+      const TK other = n.kind == TK::Max ? TK::Min : TK::Max;
+      TermId r = recip(args[0]);
+      for (size_t k = 1; k < args.size(); ++k) r = nary(other, r, recip(args[k]));
+      swapped.push_back({r, -e});
       continue;
     }
     if (n.kind == TK::Const) {  // cannot normally happen; fold defensively
@@ -218,9 +230,10 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
       std::sort(kept.begin(), kept.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
     }
   }
-  if (kept.empty()) return constant(coef);
   TermId core;
-  if (kept.size() == 1 && kept[0].second == 1) {
+  if (kept.empty()) {
+    core = one_;
+  } else if (kept.size() == 1 && kept[0].second == 1) {
     core = kept[0].first;
   } else {
     Node n{TK::Prod, 0, {}, {}};
@@ -230,17 +243,16 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
     }
     core = intern(std::move(n));
   }
-  return scale(core, coef);
+  TermId out = scale(core, coef);
+  for (const auto& [r, k] : swapped) out = mul(out, power(r, k));  // positive powers: no swap again
+  return out;
 }
 
 // The range of a mask, an indicator [id = k], or a sum of them and a
 // constant, over 0/1 values of its terms; false for anything else (or, with
 // `whole`, for a weight that is not a whole number).
 bool TermTable::bit_sum_range(TermId t, bool whole, Rational& lo, Rational& hi) const {
-  auto bit = [&](TermId x) {
-    const Node& m = nodes_[x];
-    return (m.kind == TK::IntVar && vars_[static_cast<size_t>(m.aux)].boolean) || m.kind == TK::Ind;
-  };
+  auto bit = [&](TermId x) { return is_bit(x, 0); };
   if (bit(t)) {
     lo = Rational(0), hi = Rational(1);
     return true;
@@ -255,6 +267,22 @@ bool TermTable::bit_sum_range(TermId t, bool whole, Rational& lo, Rational& hi) 
     else hi = hi + c;
   }
   return true;
+}
+
+// Whether `t` is 0 or 1 for every value of its variables: a mask, an
+// indicator [id = k], its complement 1 - b, or a product of such (a padding
+// mask times "not an end-of-document token", Megatron's eod_mask_loss).
+bool TermTable::is_bit(TermId t, int depth) const {
+  const Node& m = nodes_[t];
+  if ((m.kind == TK::IntVar && vars_[static_cast<size_t>(m.aux)].boolean) || m.kind == TK::Ind) return true;
+  if (depth > 4) return false;
+  if (m.kind == TK::Prod) {
+    for (size_t k = 0; k < m.args.size(); ++k)
+      if (m.nums[k] < Rational(1) || !is_bit(m.args[k], depth + 1)) return false;
+    return true;
+  }
+  return m.kind == TK::Sum && m.args.size() == 1 && m.nums[0] == Rational(-1) && m.nums[1].is_one() &&
+         is_bit(m.args[0], depth + 1);
 }
 
 // A count of tokens whose range reaches 0 (sum(mask), or N - sum[label =
@@ -335,8 +363,10 @@ bool TermTable::positive(TermId t, int depth) const {
     case TK::Sum: {  // positive terms with positive weights, and a constant >= 0
       Lin l = lin(t);
       if (l.c < Rational(0) || l.terms.empty()) return false;
+      // With a positive constant, terms >= 0 do (a norm + eps).
+      const bool c_pos = Rational(0) < l.c;
       for (const auto& [x, c] : l.terms)
-        if (!(Rational(0) < c) || !positive(x, depth + 1)) return false;
+        if (!(Rational(0) < c) || !(c_pos ? nonneg(x, depth + 1) : positive(x, depth + 1))) return false;
       return true;
     }
     default: return false;

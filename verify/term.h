@@ -137,6 +137,7 @@ class TermTable {
   std::optional<TermId> exp_factor_arg(TermId t) const;
   std::optional<Rational> square_content(TermId s) const;
   TermId take_out_shared_exp(TermId s);
+  TermId take_out_logs(TermId e);
   std::unordered_map<TermId, TermId> exp_normal_;
   std::vector<uint64_t> fp_;  // fingerprints of ids [0, size), filled on demand
   void str_rec(TermId t, std::string& out, int max_len, int depth) const;
@@ -145,6 +146,7 @@ class TermTable {
   std::vector<VarInfo> vars_;
   std::vector<TermId> zero_cancelled_;
   bool bit_sum_range(TermId t, bool whole, Rational& lo, Rational& hi) const;
+  bool is_bit(TermId t, int depth) const;  // 0 or 1 for every value of its variables
   bool can_be_zero(TermId t) const;
   bool is_count(TermId t) const;  // a whole number >= 0: a sum of masks with whole coefficients
   bool nonneg(TermId t, int depth = 0) const;

@@ -1,8 +1,9 @@
 // The exp-shift normal form: every sum whose terms all carry an exp factor
 // has the part their exp arguments share taken out, sum_i c_i*exp(a_i + g) =
 // exp(g) * sum_i c_i*exp(a_i), and log takes an exp factor out of its
-// argument, log(exp(g)*R) = g + log(R). Both are identities over the reals
-// (the second where either side is defined). Under them a softmax or a
+// argument, log(exp(g)*R) = g + log(R), and exp(g + k log(x)) = exp(g) x^k
+// for x > 0. All are identities over the reals (the second where either
+// side is defined). Under them a softmax or a
 // log-sum-exp no longer depends on the shift it was computed with: the row
 // max of the spec, a vocab-parallel max reduced with `max` or with `sum`,
 // the running max of an online softmax (flash or ring attention merging
@@ -66,6 +67,29 @@ TermId TermTable::take_out_shared_exp(TermId s) {
   return mul(apply(ir::Fn::exp, g), sum(parts));
 }
 
+// exp(g + k log(x)) = exp(g) x^k for a whole k, where x > 0 by its form (a
+// sum of exps: TransformerEngine's merge of ring-attention blocks weighs
+// each by exp(lse_b - lse) with lse_b = m_b + log(l_b)). Where x can be 0
+// or negative the left side is undefined and the right is not, so only a
+// positive x is taken out.
+TermId TermTable::take_out_logs(TermId e) {
+  const Lin l = lin(nodes_[e].args[0]);
+  std::vector<std::pair<TermId, Rational>> keep;
+  std::vector<std::pair<TermId, int64_t>> out;
+  for (const auto& [x, w] : l.terms) {
+    const Node& n = nodes_[x];
+    if (n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::log && w.is_int() &&
+        w.num() >= -4 && w.num() <= 4 && positive(n.args[0]))
+      out.push_back({n.args[0], w.num()});
+    else
+      keep.push_back({x, w});
+  }
+  if (out.empty()) return e;
+  TermId r = apply(ir::Fn::exp, make_sum(std::move(keep), l.c));
+  for (const auto& [x, k] : out) r = mul(r, power(x, k));
+  return r;
+}
+
 TermId TermTable::exp_normal(TermId t) {
   if (auto it = exp_normal_.find(t); it != exp_normal_.end()) return it->second;
   const Node n = nodes_[t];  // copy: interning may reallocate
@@ -102,6 +126,7 @@ TermId TermTable::exp_normal(TermId t) {
     case TK::App: {
       const auto f = static_cast<ir::Fn>(n.aux);
       r = changed ? apply(f, args[0]) : t;
+      if (f == ir::Fn::exp) r = take_out_logs(r);
       if (f == ir::Fn::log && nodes_[r].kind == TK::App &&
           static_cast<ir::Fn>(nodes_[r].aux) == ir::Fn::log) {
         const TermId x = nodes_[r].args[0];
