@@ -1419,11 +1419,12 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       Seen seen;
       for_each_expr(t.reduced, [&](const ir::DimExpr& e, const Where& where) {
         if (!seen.insert(e.id()).second) return;
-        // A remainder of sizes that is zero on one side only: the plan as
-        // given pads (or slices, or branches) where the reduced one does not,
-        // or the other way (a flat buffer of 2*H*F = 120 padded to dp = 64
-        // by 8, not padded at dp = 2, where padding at the wrong end cannot
-        // show). Its sizes are kept.
+        // A remainder or difference of sizes that is zero on one side only:
+        // the plan as given pads (or slices, or branches) where the reduced
+        // one does not, or the other way (a flat buffer of 2*H*F = 120
+        // padded to dp = 64 by 8, not padded at dp = 2; rows NH*D = 126
+        // padded to HP = 128 by HP - NH*D, not padded at HP = NH*D = 4),
+        // where padding at the wrong end cannot show. Its sizes are kept.
         std::vector<ir::DimExpr> mods;
         remainders(e, mods);
         for (const auto& m : mods) {
@@ -1433,7 +1434,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
           m.symbols(syms);
           for (const auto& x : syms)
             if (changed.count(x))
-              pins.emplace(x, "the remainder " + m.str() + " (" + where.str() + ") is " + std::to_string(ov) +
+              pins.emplace(x, std::string(m.kind() == ir::DimExpr::Kind::Mod ? "the remainder " : "the difference ") +
+                                  m.str() + " (" + where.str() + ") is " + std::to_string(ov) +
                                   " as given and " + std::to_string(nv) +
                                   " reduced: the plan would take another path where it pads or divides");
         }

@@ -111,7 +111,7 @@ void divisions(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
 void remainders(const ir::DimExpr& e, std::vector<ir::DimExpr>& out) {
   using K = ir::DimExpr::Kind;
   if (e.kind() == K::Const || e.kind() == K::Sym) return;
-  if (e.kind() == K::Mod) out.push_back(e);
+  if (e.kind() == K::Mod || e.kind() == K::Sub) out.push_back(e);
   remainders(e.lhs(), out);
   if (e.kind() != K::Neg) remainders(e.rhs(), out);
 }

@@ -40,7 +40,8 @@ bool float_attr(const ir::Op& op, const std::string& name);
 // Sub-expressions of kind Div (to check exact division and shard sizes).
 void divisions(const ir::DimExpr& e, std::vector<ir::DimExpr>& out);
 
-// The remainders (`a % b`) inside an expression, outermost first.
+// The remainders (`a % b`) and differences (`a - b`: a padding of a buffer
+// to a multiple) inside an expression, outermost first.
 void remainders(const ir::DimExpr& e, std::vector<ir::DimExpr>& out);
 
 // The dim symbols of the counts of the plan's loops over index `var` (no `$`).

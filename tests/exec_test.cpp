@@ -47,7 +47,9 @@ Runs run_all(const ir::Case& c, const RunOptions& o, uint64_t seed) {
 Comparison run_and_compare(const ir::Case& c, DType dtype, uint64_t seed = 1) {
   RunOptions o;
   o.dtype = dtype;
-  o.timeout_s = 10;
+  // One communication call's longest wait: a 1024-rank case on two busy
+  // cores can leave a rank waiting past 10 s for its peers.
+  o.timeout_s = 60;
   Runs r = run_all(c, o, seed);
   return compare(*c.spec, r.pieces, r.spec, r.control, dtype, {}, &r.perturbed);
 }

@@ -342,3 +342,52 @@ TEST(Terms, ExpOfALogOfAPositiveTermIsTheTerm) {
 }
 
 }  // namespace
+
+namespace {
+
+// A row sum of exps masked by document ids, sum_j exp(s_j) [doc_i = doc_j],
+// is 0 for a query whose document has no key in the block: a division by it
+// cancelled is recorded. A row sum with an unmasked term (the diagonal key)
+// is positive and is not.
+TEST(Terms, AMaskedRowSumOfExpsCanBeZero) {
+  TermTable t;
+  const TermId x = t.var("x"), s0 = t.var("s0"), s1 = t.var("s1");
+  const TermId d = t.int_var("doc[0]", 0, 4), d0 = t.int_var("doc[1]", 0, 4), d1 = t.int_var("doc[2]", 0, 4);
+  const auto exp = [&](TermId v) { return t.apply(parity::ir::Fn::exp, v); };
+  auto same_doc = [&](TermId a, TermId b) {
+    std::vector<TermId> parts;
+    for (int k = 0; k < 4; ++k) parts.push_back(t.mul(t.ind(a, k), t.ind(b, k)));
+    return t.sum(parts);
+  };
+  const TermId block = t.add(t.mul(exp(s0), same_doc(d, d0)), t.mul(exp(s1), same_doc(d, d1)));
+  EXPECT_EQ(t.mul(t.mul(x, t.recip(block)), block), x);
+  EXPECT_EQ(t.zero_cancelled().size(), 1u);
+  const TermId with_diagonal = t.add(exp(x), block);
+  EXPECT_EQ(t.mul(t.mul(x, t.recip(with_diagonal)), with_diagonal), x);
+  EXPECT_EQ(t.zero_cancelled().size(), 1u);
+}
+
+// log(exp(a) / (exp(a) + exp(b))) = a - log(exp(a) + exp(b)): a log-softmax
+// written log(softmax(x)) (a router z-loss) is the log-sum-exp's complement.
+// And a sum whose every term has the factor 1/Z is 1/Z times a sum: a
+// softmax renormalized by a mask, p m / sum(p m), has its 1/Z cancelled.
+TEST(Terms, LogsOfPositiveProductsSplitAndSharedFactorsComeOut) {
+  TermTable t;
+  const TermId a = t.var("a"), b = t.var("b"), m0 = t.bool_var("m0"), m1 = t.bool_var("m1");
+  const auto exp = [&](TermId v) { return t.apply(parity::ir::Fn::exp, v); };
+  const auto log = [&](TermId v) { return t.apply(parity::ir::Fn::log, v); };
+  const TermId z = t.add(exp(a), exp(b));
+  const TermId lse = log(z);
+  const TermId via_softmax = t.add(a, t.scale(log(t.mul(exp(a), t.recip(z))), Rational(-1)));
+  EXPECT_NE(via_softmax, lse);
+  EXPECT_EQ(t.exp_normal(via_softmax), t.exp_normal(lse));
+  // Not for a factor that may be negative: log(a / z) stays.
+  EXPECT_NE(t.exp_normal(log(t.mul(a, t.recip(z)))), t.exp_normal(t.add(log(a), t.scale(lse, Rational(-1)))));
+  const TermId p0 = t.mul(exp(a), t.recip(z)), p1 = t.mul(exp(b), t.recip(z));
+  const TermId renorm = t.mul(t.mul(p0, m0), t.recip(t.add(t.mul(p0, m0), t.mul(p1, m1))));
+  const TermId direct = t.mul(t.mul(exp(a), m0), t.recip(t.add(t.mul(exp(a), m0), t.mul(exp(b), m1))));
+  EXPECT_NE(renorm, direct);
+  EXPECT_EQ(t.exp_normal(renorm), t.exp_normal(direct));
+}
+
+}  // namespace

@@ -1,16 +1,12 @@
 #include "verify/smt_child.h"
 
-#include <poll.h>
-#include <signal.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
-#include <cstdio>
 #include <cstring>
 #include <string>
+
+#include "ir/child_process.h"
 
 namespace parity::verify {
 
@@ -62,64 +58,19 @@ bool decode(const std::string& s, SmtAnswer& a) {
 
 SmtAnswer solve_in_child(const char* solver, unsigned timeout_ms,
                          const std::function<SmtAnswer()>& solve) {
-  int fds[2];
-  if (::pipe(fds) != 0) return solve();
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return solve();
-  }
-  if (pid == 0) {
-    ::close(fds[0]);
-    const std::string out = encode(solve());
-    for (size_t at = 0; at < out.size();) {
-      const ssize_t k = ::write(fds[1], out.data() + at, out.size() - at);
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) break;
-      at += static_cast<size_t>(k);
-    }
-    ::_exit(0);
-  }
-  ::close(fds[1]);
-  using Clock = std::chrono::steady_clock;
-  const auto deadline =
-      Clock::now() + std::chrono::milliseconds(timeout_ms + std::max(2000u, timeout_ms / 2));
-  std::string buf;
-  bool killed = false;
-  for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    if (left <= 0) {
-      ::kill(pid, SIGKILL);
-      killed = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int r = ::poll(&p, 1, static_cast<int>(std::min<long long>(left, 1000)));
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) continue;
-    char tmp[65536];
-    const ssize_t k = ::read(fds[0], tmp, sizeof tmp);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    buf.append(tmp, static_cast<size_t>(k));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const ir::ChildOutput run =
+      ir::run_in_child([&solve](int fd) { ir::write_all(fd, encode(solve())); },
+                       timeout_ms + std::max(2000u, timeout_ms / 2));
+  if (!run.forked) return solve();
   SmtAnswer ans;
   const std::string name = solver;
-  if (killed) {
+  if (run.killed) {
     ans.reason =
-        name + ": no answer within the time limit (" + std::to_string(timeout_ms) + " ms); stopped";
-  } else if (!decode(buf, ans)) {
+        name + ": no answer within the time limit (" + std::to_string(timeout_ms) + " ms); stopped (timeout)";
+  } else if (!decode(run.bytes, ans)) {
     ans = SmtAnswer{};
-    ans.reason = WIFSIGNALED(status)
-                     ? name + ": the solver died (signal " + std::to_string(WTERMSIG(status)) + ")"
+    ans.reason = WIFSIGNALED(run.status)
+                     ? name + ": the solver died (signal " + std::to_string(WTERMSIG(run.status)) + ")"
                      : name + ": no answer";
   }
   return ans;

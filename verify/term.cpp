@@ -11,23 +11,59 @@ TermTable::TermTable() {
   one_ = constant(Rational(1));
 }
 
-TermId TermTable::intern(Node n) {
-  std::string key;
-  key.reserve(8 + n.args.size() * 4 + n.nums.size() * 16);
-  key.push_back(static_cast<char>(n.kind));
-  key.append(reinterpret_cast<const char*>(&n.aux), sizeof n.aux);
-  for (TermId a : n.args) key.append(reinterpret_cast<const char*>(&a), sizeof a);
-  key.push_back('|');
-  for (const auto& r : n.nums) {
-    int64_t x = r.num(), y = r.den();
-    key.append(reinterpret_cast<const char*>(&x), sizeof x);
-    key.append(reinterpret_cast<const char*>(&y), sizeof y);
+namespace {
+
+uint64_t mix(uint64_t h, uint64_t x) {
+  // splitmix64's finalizer over the running hash and the next word
+  h ^= x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  h ^= h >> 30;
+  h *= 0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 27;
+  h *= 0x94d049bb133111ebULL;
+  return h ^ (h >> 31);
+}
+
+uint64_t node_hash(const Node& n) {
+  uint64_t h = mix(static_cast<uint64_t>(n.kind), static_cast<uint64_t>(static_cast<uint32_t>(n.aux)));
+  for (TermId a : n.args) h = mix(h, a);
+  h = mix(h, n.args.size());
+  for (const auto& r : n.nums) h = mix(mix(h, static_cast<uint64_t>(r.num())), static_cast<uint64_t>(r.den()));
+  return h;
+}
+
+bool same_node(const Node& a, const Node& b) {
+  if (a.kind != b.kind || a.aux != b.aux || a.args != b.args || a.nums.size() != b.nums.size()) return false;
+  for (size_t i = 0; i < a.nums.size(); ++i)
+    if (a.nums[i].num() != b.nums[i].num() || a.nums[i].den() != b.nums[i].den()) return false;
+  return true;
+}
+
+constexpr TermId kNoTerm = ~TermId{0};
+
+}  // namespace
+
+void TermTable::grow_index() {
+  std::vector<Slot> old = std::move(index_);
+  index_.assign(old.empty() ? 1024 : old.size() * 2, Slot{});
+  const size_t mask = index_.size() - 1;
+  for (const Slot& s : old) {
+    if (s.id == kNoTerm) continue;
+    size_t i = s.hash & mask;
+    while (index_[i].id != kNoTerm) i = (i + 1) & mask;
+    index_[i] = s;
   }
-  auto it = index_.find(key);
-  if (it != index_.end()) return it->second;
+}
+
+TermId TermTable::intern(Node n) {
+  if (2 * (nodes_.size() + 1) > index_.size()) grow_index();
+  const uint64_t h = node_hash(n);
+  const size_t mask = index_.size() - 1;
+  size_t i = h & mask;
+  for (; index_[i].id != kNoTerm; i = (i + 1) & mask)
+    if (index_[i].hash == h && same_node(nodes_[index_[i].id], n)) return index_[i].id;
   TermId id = static_cast<TermId>(nodes_.size());
   nodes_.push_back(std::move(n));
-  index_.emplace(std::move(key), id);
+  index_[i] = Slot{h, id};
   return id;
 }
 
@@ -290,7 +326,33 @@ bool TermTable::is_bit(TermId t, int depth) const {
 // cannot reach 0 only costs a numeric run.
 bool TermTable::can_be_zero(TermId t) const {
   Rational lo, hi;
-  return bit_sum_range(t, false, lo, hi) && !(Rational(0) < lo) && !(hi < Rational(0));
+  return (bit_sum_range(t, false, lo, hi) && !(Rational(0) < lo) && !(hi < Rational(0))) || masked_positive(t);
+}
+
+// A sum with positive weights and no constant of products of positive terms
+// and masks: a masked row sum of a softmax, sum_j exp(s_ij - m_i) [doc_i =
+// doc_j], which is 0 for a query whose document has no key in the block
+// (a ring-attention block over packed documents normalized on its own).
+// Whether the masks can all be 0 together is not decided here: a count
+// wrongly taken as one that can be 0 only costs a numeric run.
+bool TermTable::masked_positive(TermId t, int depth) const {
+  if (is_bit(t, 0)) return true;
+  const Node& n = nodes_[t];
+  if (depth > 6) return false;
+  if (n.kind == TK::Prod) {
+    bool masked = false;
+    for (size_t k = 0; k < n.args.size(); ++k) {
+      if (!(n.nums[k] < Rational(1)) && masked_positive(n.args[k], depth + 1)) masked = true;
+      else if (!positive(n.args[k], depth + 1)) return false;
+    }
+    return masked;
+  }
+  if (n.kind != TK::Sum) return false;
+  Lin l = lin(t);
+  if (!l.c.is_zero() || l.terms.empty()) return false;
+  for (const auto& [x, c] : l.terms)
+    if (!(Rational(0) < c) || !masked_positive(x, depth + 1)) return false;
+  return true;
 }
 
 // A whole number >= 0: whole weights on 0/1 terms, least value >= 0.

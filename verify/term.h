@@ -138,6 +138,8 @@ class TermTable {
   std::optional<Rational> square_content(TermId s) const;
   TermId take_out_shared_exp(TermId s);
   TermId take_out_logs(TermId e);
+  TermId take_out_shared_factors(TermId s);
+  TermId log_of_product(TermId x);
   std::unordered_map<TermId, TermId> exp_normal_;
   std::vector<uint64_t> fp_;  // fingerprints of ids [0, size), filled on demand
   void str_rec(TermId t, std::string& out, int max_len, int depth) const;
@@ -148,14 +150,20 @@ class TermTable {
   bool bit_sum_range(TermId t, bool whole, Rational& lo, Rational& hi) const;
   bool is_bit(TermId t, int depth) const;  // 0 or 1 for every value of its variables
   bool can_be_zero(TermId t) const;
+  bool masked_positive(TermId t, int depth = 0) const;  // >= 0, and 0 where its masks are
   bool is_count(TermId t) const;  // a whole number >= 0: a sum of masks with whole coefficients
   bool nonneg(TermId t, int depth = 0) const;
   bool positive(TermId t, int depth = 0) const;  // > 0 for every value of its variables
   void fold_square_roots(Rational& coef, std::vector<std::pair<TermId, int64_t>>& kept);
-  struct KeyHash {
-    size_t operator()(const std::string& s) const { return std::hash<std::string>()(s); }
+  // Hash-consing by structure: an open-addressing table of (hash, id), a
+  // power of two in size and at most half full (one or two cache misses a
+  // lookup where a node-based map took four).
+  struct Slot {
+    uint64_t hash = 0;
+    TermId id = ~TermId{0};
   };
-  std::unordered_map<std::string, TermId> index_;
+  std::vector<Slot> index_;
+  void grow_index();
   std::unordered_map<TermId, TermId> expanded_;
   std::unordered_map<TermId, TermId>
       units_;  // a sum factor scaled to lead coefficient +-1 (make_prod)

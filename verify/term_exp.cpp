@@ -12,6 +12,9 @@
 // term stayed factored), so equal partial sums stopped matching by id.
 #include "verify/term.h"
 
+#include <algorithm>
+#include <iterator>
+
 namespace parity::verify {
 
 namespace {
@@ -67,6 +70,28 @@ TermId TermTable::take_out_shared_exp(TermId s) {
   return mul(apply(ir::Fn::exp, g), sum(parts));
 }
 
+// sum_i c_i F x_i = F sum_i c_i x_i for a factor F (with its exponent) that
+// every term has: a renormalized softmax, p = softmax(s) m / rowsum(softmax(s)
+// m), then has the softmax's 1/Z outside its row sum, where it cancels.
+TermId TermTable::take_out_shared_factors(TermId s) {
+  const Lin l = lin(s);
+  if (!l.c.is_zero() || l.terms.size() < 2) return s;
+  std::vector<std::pair<TermId, int64_t>> shared = mon(l.terms[0].first).factors;
+  for (size_t k = 1; k < l.terms.size() && !shared.empty(); ++k) {
+    const Mon m = mon(l.terms[k].first);
+    std::vector<std::pair<TermId, int64_t>> keep;
+    std::set_intersection(shared.begin(), shared.end(), m.factors.begin(), m.factors.end(), std::back_inserter(keep));
+    shared = std::move(keep);
+  }
+  if (shared.empty()) return s;
+  const TermId f = make_prod(Rational(1), shared);
+  const TermId inv = recip(f);
+  std::vector<TermId> parts;
+  parts.reserve(l.terms.size());
+  for (const auto& [x, w] : l.terms) parts.push_back(scale(mul(x, inv), w));
+  return mul(f, sum(parts));
+}
+
 // exp(g + k log(x)) = exp(g) x^k for a whole k, where x > 0 by its form (a
 // sum of exps: TransformerEngine's merge of ring-attention blocks weighs
 // each by exp(lse_b - lse) with lse_b = m_b + log(l_b)). Where x can be 0
@@ -88,6 +113,20 @@ TermId TermTable::take_out_logs(TermId e) {
   TermId r = apply(ir::Fn::exp, make_sum(std::move(keep), l.c));
   for (const auto& [x, k] : out) r = mul(r, power(x, k));
   return r;
+}
+
+// log(c prod_k f_k^e_k) = log(c) + sum_k e_k log(f_k) where c > 0 and every
+// f_k > 0 by its form (a log-probability written log(softmax(x)), the
+// softmax a quotient of exps: a router z-loss as x_0 - log(softmax(x)_0)).
+TermId TermTable::log_of_product(TermId x) {
+  const Mon m = mon(x);
+  bool split = Rational(0) < m.coef && !m.factors.empty() &&
+               (m.factors.size() > 1 || m.factors[0].second != 1 || !m.coef.is_one());
+  for (const auto& [f, e] : m.factors) split = split && positive(f);
+  if (!split) return apply(ir::Fn::log, x);
+  TermId s = m.coef.is_one() ? zero_ : apply(ir::Fn::log, constant(m.coef));
+  for (const auto& [f, e] : m.factors) s = add(s, scale(apply(ir::Fn::log, f), Rational(e)));
+  return s;
 }
 
 TermId TermTable::exp_normal(TermId t) {
@@ -115,6 +154,7 @@ TermId TermTable::exp_normal(TermId t) {
         r = sum(parts);
       }
       r = take_out_shared_exp(r);
+      if (nodes_[r].kind == TK::Sum) r = take_out_shared_factors(r);
       break;
     }
     case TK::Prod:
@@ -131,7 +171,9 @@ TermId TermTable::exp_normal(TermId t) {
           static_cast<ir::Fn>(nodes_[r].aux) == ir::Fn::log) {
         const TermId x = nodes_[r].args[0];
         if (const std::optional<TermId> g = exp_factor_arg(x))
-          r = add(*g, apply(ir::Fn::log, mul(x, apply(ir::Fn::exp, scale(*g, Rational(-1))))));
+          r = add(*g, log_of_product(mul(x, apply(ir::Fn::exp, scale(*g, Rational(-1))))));
+        else
+          r = log_of_product(x);
       }
       break;
     }

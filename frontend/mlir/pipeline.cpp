@@ -3,7 +3,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <csignal>
 #include <cstring>
 
@@ -13,6 +12,7 @@
 #include <mlir/Pass/PassManager.h>
 
 #include "frontend/mlir/api.h"
+#include "ir/child_process.h"
 
 namespace parity::frontend::mlirio {
 
@@ -21,23 +21,12 @@ namespace {
 // Child-to-parent records: a tag byte, a 64-bit length, the payload.
 enum Tag : char { kStage = 'S', kPropagated = 'D', kPartitioned = 'P', kError = 'E' };
 
-bool write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    ssize_t k = ::write(fd, p, n);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) return false;
-    p += k;
-    n -= static_cast<size_t>(k);
-  }
-  return true;
-}
-
 void send(int fd, Tag t, const std::string& s) {
-  uint64_t n = s.size();
-  char c = t;
-  write_all(fd, &c, 1);
-  write_all(fd, reinterpret_cast<const char*>(&n), sizeof n);
-  write_all(fd, s.data(), s.size());
+  const uint64_t n = s.size();
+  std::string rec(1, t);
+  rec.append(reinterpret_cast<const char*>(&n), sizeof n);
+  rec += s;
+  ir::write_all(fd, rec);
 }
 
 std::string print_with_locs(mlir::ModuleOp m) {
@@ -75,29 +64,11 @@ std::string print_with_locs(mlir::ModuleOp m) {
 }  // namespace
 
 PipelineOutput run_pipeline(Session& s, mlir::ModuleOp m, bool partition) {
-  int fds[2];
-  if (::pipe(fds) != 0) throw MlirFailure(std::string("cannot create a pipe: ") + std::strerror(errno));
-  std::fflush(stdout);
-  std::fflush(stderr);
-  pid_t pid = ::fork();
-  if (pid < 0) throw MlirFailure(std::string("cannot fork: ") + std::strerror(errno));
-  if (pid == 0) {
-    ::close(fds[0]);
-    child(fds[1], s, m, partition);
-  }
-  ::close(fds[1]);
-  std::string buf;
-  char tmp[65536];
-  for (;;) {
-    ssize_t k = ::read(fds[0], tmp, sizeof tmp);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) break;
-    buf.append(tmp, static_cast<size_t>(k));
-  }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  // No deadline: the passes are MLIR's own and end; a crash ends the child.
+  const ir::ChildOutput run = ir::run_in_child([&](int fd) { child(fd, s, m, partition); }, std::nullopt);
+  if (!run.forked) throw MlirFailure(run.error);
+  const std::string& buf = run.bytes;
+  const int status = run.status;
 
   PipelineOutput out;
   std::string stage = "sharding-propagation", error;
