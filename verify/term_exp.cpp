@@ -84,12 +84,17 @@ TermId TermTable::take_out_shared_factors(TermId s) {
     shared = std::move(keep);
   }
   if (shared.empty()) return s;
-  const TermId f = make_prod(Rational(1), shared);
-  const TermId inv = recip(f);
+  // Each term rebuilt without F, not divided by it: F may be a mask, and a
+  // division cancelled would be recorded as one by a count that can be 0.
   std::vector<TermId> parts;
   parts.reserve(l.terms.size());
-  for (const auto& [x, w] : l.terms) parts.push_back(scale(mul(x, inv), w));
-  return mul(f, sum(parts));
+  for (const auto& [x, w] : l.terms) {
+    Mon m = mon(x);
+    std::vector<std::pair<TermId, int64_t>> rest;
+    std::set_difference(m.factors.begin(), m.factors.end(), shared.begin(), shared.end(), std::back_inserter(rest));
+    parts.push_back(scale(make_prod(m.coef, std::move(rest)), w));
+  }
+  return mul(make_prod(Rational(1), shared), sum(parts));
 }
 
 // exp(g + k log(x)) = exp(g) x^k for a whole k, where x > 0 by its form (a
