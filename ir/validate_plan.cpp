@@ -42,7 +42,7 @@ void loop_vars(const Graph& g, const Bindings& b, std::map<std::string, int64_t>
 // indices (placements are rank-parametric and may be per microbatch).
 // `b` holds the base bindings; the `$` symbols are set in it for each call and
 // removed afterwards (one copy for all placements rather than one each).
-void for_each_rank_binding(const Plan& p, const std::map<std::string, int64_t>& loops,
+void for_each_rank_binding(const Plan& p, const RankSel* sel, const std::map<std::string, int64_t>& loops,
                            const std::vector<DimExpr>& exprs, Bindings& b,
                            const std::function<void(const Bindings&)>& fn) {
   std::set<std::string> syms;
@@ -60,12 +60,27 @@ void for_each_rank_binding(const Plan& p, const std::map<std::string, int64_t>& 
       if (n < 1) continue;
       bool affine = true;
       for (const auto& e : exprs) affine &= e.degree_in(s) <= 1;
+      // Only the coordinates the program runs on (a short last rank's own
+      // program places its rows at another offset than the others').
+      std::vector<int64_t> all;
+      const std::vector<int64_t>* only = nullptr;
+      if (sel)
+        if (auto f = sel->fixed.find(s.substr(1)); f != sel->fixed.end()) only = &f->second;
+      if (only) {
+        for (int64_t v : *only)
+          if (v >= 0 && v < n) all.push_back(v);
+        std::sort(all.begin(), all.end());
+        all.erase(std::unique(all.begin(), all.end()), all.end());
+      } else {
+        for (int64_t v = 0; v < n; ++v) all.push_back(v);
+      }
+      if (all.empty()) continue;
       std::vector<int64_t> vals;
       if (affine) {
-        vals.push_back(0);
-        if (n > 1) vals.push_back(n - 1);
+        vals.push_back(all.front());
+        if (all.size() > 1) vals.push_back(all.back());
       } else {
-        for (int64_t v = 0; v < n; ++v) vals.push_back(v);
+        vals = all;
       }
       ranges.push_back({s, vals});
     }
@@ -422,7 +437,8 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       loop_vars(p.program(pl.program)->graph, sb, lv->second);
     }
     const std::map<std::string, int64_t>& loops = lv->second;
-    for_each_rank_binding(p, loops, exprs, scratch, [&](const Bindings& rb) {
+    const Program* owner = p.program(pl.program);
+    for_each_rank_binding(p, owner ? &owner->ranks : nullptr, loops, exprs, scratch, [&](const Bindings& rb) {
       for (size_t k = 0; k < spec_t.rank() && !reported; ++k) {
         int64_t extent = extents[k], plan_extent = plan_extents[k];
         int64_t off = 0, size = extent;

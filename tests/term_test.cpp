@@ -391,3 +391,31 @@ TEST(Terms, LogsOfPositiveProductsSplitAndSharedFactorsComeOut) {
 }
 
 }  // namespace
+
+namespace {
+
+// sum_v [label = v] (l_v - m) = sum_v [label = v] l_v - m where the label
+// takes exactly one value of its range: a target picked from shifted logits
+// (Megatron's vocab-parallel loss) against one picked from the logits. Not
+// where the label may also be an ignore_index outside the range.
+TEST(Terms, IndicatorsOverAnIdsWholeRangeSumToOne) {
+  TermTable t;
+  const TermId m = t.var("m");
+  std::vector<TermId> l;
+  for (int v = 0; v < 3; ++v) l.push_back(t.var("l" + std::to_string(v)));
+  auto picks = [&](TermId label, bool shifted) {
+    std::vector<TermId> parts;
+    for (int v = 0; v < 3; ++v)
+      parts.push_back(t.mul(t.ind(label, v), shifted ? t.add(l[v], t.scale(m, Rational(-1))) : l[v]));
+    return t.sum(parts);
+  };
+  const TermId label = t.int_var("label", 0, 3);
+  const TermId shifted = picks(label, true), plain = t.add(picks(label, false), t.scale(m, Rational(-1)));
+  EXPECT_NE(shifted, plain);
+  EXPECT_EQ(t.exp_normal(shifted), t.exp_normal(plain));
+  const TermId ignorable = t.int_var("label2", 0, 3, {-100});
+  EXPECT_NE(t.exp_normal(picks(ignorable, true)),
+            t.exp_normal(t.add(picks(ignorable, false), t.scale(m, Rational(-1)))));
+}
+
+}  // namespace

@@ -14,6 +14,9 @@
 
 #include <algorithm>
 #include <iterator>
+#include <map>
+#include <set>
+#include <tuple>
 
 namespace parity::verify {
 
@@ -68,6 +71,100 @@ TermId TermTable::take_out_shared_exp(TermId s) {
   parts.reserve(l.terms.size());
   for (const auto& [x, w] : l.terms) parts.push_back(scale(mul(x, out), w));
   return mul(apply(ir::Fn::exp, g), sum(parts));
+}
+
+// sum_k c R [x = k] over every k in x's range is c R: an id takes exactly
+// one value of its range where it has no value outside it (a label with no
+// ignore_index). A cross-entropy that picks the target from logits shifted
+// by their max carries -max sum_v [label = v] = -max, where the spec's pick
+// from unshifted logits has no max at all (Megatron's vocab-parallel loss
+// with label smoothing).
+TermId TermTable::complete_indicators(TermId s) {
+  const Lin given = lin(s);
+  if (given.terms.size() < 2) return s;
+  // A term [x = k] R (a + b) is taken as [x = k] R a + [x = k] R b first: the
+  // pick of a shifted logit is [label = v] (l_v - max).
+  auto id_indicator = [&](const Mon& m) {
+    for (size_t j = 0; j < m.factors.size(); ++j) {
+      const Node& f = nodes_[m.factors[j].first];
+      if (f.kind == TK::Ind && m.factors[j].second == 1 && nodes_[f.args[0]].kind == TK::IntVar) return true;
+    }
+    return false;
+  };
+  Lin l;
+  l.c = given.c;
+  bool spread = false;
+  for (const auto& [t, w] : given.terms) {
+    const Mon m = mon(t);
+    size_t at = m.factors.size();
+    if (id_indicator(m))
+      for (size_t j = 0; j < m.factors.size() && at == m.factors.size(); ++j)
+        if (nodes_[m.factors[j].first].kind == TK::Sum && m.factors[j].second == 1 &&
+            nodes_[m.factors[j].first].args.size() <= 64)
+          at = j;
+    if (at == m.factors.size()) {
+      l.terms.push_back({t, w});
+      continue;
+    }
+    spread = true;
+    std::vector<std::pair<TermId, int64_t>> rest = m.factors;
+    const Lin inner = lin(rest[at].first);
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(at));
+    const TermId r = make_prod(m.coef, std::move(rest));
+    for (const auto& [y, a] : inner.terms) l.terms.push_back({mul(r, y), w * a});
+    if (!inner.c.is_zero()) l.terms.push_back({r, w * inner.c});
+  }
+  if (spread) {
+    // Terms met twice (the same product from two sums) are added up.
+    std::map<TermId, Rational> merged;
+    for (const auto& [t, w] : l.terms) merged[t] = merged.count(t) ? merged[t] + w : w;
+    l.terms.clear();
+    for (const auto& [t, w] : merged)
+      if (!w.is_zero()) l.terms.push_back({t, w});
+  }
+  // (weight, the rest of the term, the id) -> the values of k met, and where.
+  std::map<std::tuple<TermId, TermId, TermId>, std::vector<std::pair<int64_t, size_t>>> groups;
+  std::map<std::tuple<TermId, TermId, TermId>, Rational> weight;
+  for (size_t i = 0; i < l.terms.size(); ++i) {
+    const Mon m = mon(l.terms[i].first);
+    for (size_t j = 0; j < m.factors.size(); ++j) {
+      const Node& f = nodes_[m.factors[j].first];
+      if (f.kind != TK::Ind || m.factors[j].second != 1) continue;
+      const Node& x = nodes_[f.args[0]];
+      if (x.kind != TK::IntVar) continue;
+      const VarInfo& vi = vars_[static_cast<size_t>(x.aux)];
+      if (vi.boolean || !vi.extra.empty() || vi.hi - vi.lo > 4096) continue;
+      std::vector<std::pair<TermId, int64_t>> rest = m.factors;
+      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(j));
+      const TermId r = make_prod(m.coef, std::move(rest));
+      const auto key = std::make_tuple(constant(l.terms[i].second), r, f.args[0]);
+      groups[key].push_back({f.nums[0].num(), i});
+      weight[key] = l.terms[i].second;
+      break;  // one indicator a term: a term belongs to one group at most
+    }
+  }
+  std::vector<bool> drop(l.terms.size(), false);
+  std::vector<std::pair<TermId, Rational>> add;
+  for (const auto& [key, ks] : groups) {
+    const VarInfo& vi = vars_[static_cast<size_t>(nodes_[std::get<2>(key)].aux)];
+    std::set<int64_t> seen;
+    for (const auto& [k, i] : ks)
+      if (k >= vi.lo && k < vi.hi) seen.insert(k);
+    if (static_cast<int64_t>(seen.size()) != vi.hi - vi.lo) continue;
+    std::set<int64_t> used;
+    for (const auto& [k, i] : ks)
+      if (used.insert(k).second) drop[i] = true;
+    add.push_back({std::get<1>(key), weight.at(key)});
+  }
+  if (add.empty()) return s;
+  std::vector<std::pair<TermId, Rational>> terms;
+  for (size_t i = 0; i < l.terms.size(); ++i)
+    if (!drop[i]) terms.push_back(l.terms[i]);
+  std::vector<TermId> parts;
+  for (const auto& [t, w] : terms) parts.push_back(scale(t, w));
+  for (const auto& [t, w] : add) parts.push_back(scale(t, w));
+  parts.push_back(constant(l.c));
+  return sum(parts);
 }
 
 // sum_i c_i F x_i = F sum_i c_i x_i for a factor F (with its exponent) that
@@ -158,7 +255,8 @@ TermId TermTable::exp_normal(TermId t) {
         parts.push_back(constant(n.nums.back()));
         r = sum(parts);
       }
-      r = take_out_shared_exp(r);
+      r = complete_indicators(r);
+      if (nodes_[r].kind == TK::Sum) r = take_out_shared_exp(r);
       if (nodes_[r].kind == TK::Sum) r = take_out_shared_factors(r);
       break;
     }
