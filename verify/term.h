@@ -140,6 +140,7 @@ class TermTable {
   TermId take_out_logs(TermId e);
   TermId take_out_shared_factors(TermId s);
   TermId complete_indicators(TermId s);
+  std::optional<size_t> complete_id_indicator(const Mon& m) const;
   TermId log_of_product(TermId x);
   std::unordered_map<TermId, TermId> exp_normal_;
   std::vector<uint64_t> fp_;  // fingerprints of ids [0, size), filled on demand

@@ -79,25 +79,32 @@ TermId TermTable::take_out_shared_exp(TermId s) {
 // by their max carries -max sum_v [label = v] = -max, where the spec's pick
 // from unshifted logits has no max at all (Megatron's vocab-parallel loss
 // with label smoothing).
+// Where `m` has a factor [x = k] over an id x with a small range and no
+// values outside it, the factor's place.
+std::optional<size_t> TermTable::complete_id_indicator(const Mon& m) const {
+  for (size_t j = 0; j < m.factors.size(); ++j) {
+    const Node& f = nodes_[m.factors[j].first];
+    if (f.kind != TK::Ind || m.factors[j].second != 1) continue;
+    const Node& x = nodes_[f.args[0]];
+    if (x.kind != TK::IntVar) continue;
+    const VarInfo& vi = vars_[static_cast<size_t>(x.aux)];
+    if (vi.boolean || !vi.extra.empty() || vi.hi - vi.lo > 4096) continue;
+    return j;
+  }
+  return std::nullopt;
+}
+
 TermId TermTable::complete_indicators(TermId s) {
   const Lin given = lin(s);
   if (given.terms.size() < 2) return s;
   // A term [x = k] R (a + b) is taken as [x = k] R a + [x = k] R b first: the
   // pick of a shifted logit is [label = v] (l_v - max).
-  auto id_indicator = [&](const Mon& m) {
-    for (size_t j = 0; j < m.factors.size(); ++j) {
-      const Node& f = nodes_[m.factors[j].first];
-      if (f.kind == TK::Ind && m.factors[j].second == 1 && nodes_[f.args[0]].kind == TK::IntVar) return true;
-    }
-    return false;
-  };
   Lin l;
   l.c = given.c;
-  bool spread = false;
   for (const auto& [t, w] : given.terms) {
     const Mon m = mon(t);
     size_t at = m.factors.size();
-    if (id_indicator(m))
+    if (complete_id_indicator(m))
       for (size_t j = 0; j < m.factors.size() && at == m.factors.size(); ++j)
         if (nodes_[m.factors[j].first].kind == TK::Sum && m.factors[j].second == 1 &&
             nodes_[m.factors[j].first].args.size() <= 64)
@@ -106,7 +113,6 @@ TermId TermTable::complete_indicators(TermId s) {
       l.terms.push_back({t, w});
       continue;
     }
-    spread = true;
     std::vector<std::pair<TermId, int64_t>> rest = m.factors;
     const Lin inner = lin(rest[at].first);
     rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(at));
@@ -114,8 +120,9 @@ TermId TermTable::complete_indicators(TermId s) {
     for (const auto& [y, a] : inner.terms) l.terms.push_back({mul(r, y), w * a});
     if (!inner.c.is_zero()) l.terms.push_back({r, w * inner.c});
   }
-  if (spread) {
-    // Terms met twice (the same product from two sums) are added up.
+  {
+    // Terms met twice (the same product from two sums) are added up, so a
+    // group below has one term for each k.
     std::map<TermId, Rational> merged;
     for (const auto& [t, w] : l.terms) merged[t] = merged.count(t) ? merged[t] + w : w;
     l.terms.clear();
@@ -123,25 +130,17 @@ TermId TermTable::complete_indicators(TermId s) {
       if (!w.is_zero()) l.terms.push_back({t, w});
   }
   // (weight, the rest of the term, the id) -> the values of k met, and where.
+  // One indicator a term: a term belongs to one group at most.
   std::map<std::tuple<TermId, TermId, TermId>, std::vector<std::pair<int64_t, size_t>>> groups;
-  std::map<std::tuple<TermId, TermId, TermId>, Rational> weight;
   for (size_t i = 0; i < l.terms.size(); ++i) {
     const Mon m = mon(l.terms[i].first);
-    for (size_t j = 0; j < m.factors.size(); ++j) {
-      const Node& f = nodes_[m.factors[j].first];
-      if (f.kind != TK::Ind || m.factors[j].second != 1) continue;
-      const Node& x = nodes_[f.args[0]];
-      if (x.kind != TK::IntVar) continue;
-      const VarInfo& vi = vars_[static_cast<size_t>(x.aux)];
-      if (vi.boolean || !vi.extra.empty() || vi.hi - vi.lo > 4096) continue;
-      std::vector<std::pair<TermId, int64_t>> rest = m.factors;
-      rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(j));
-      const TermId r = make_prod(m.coef, std::move(rest));
-      const auto key = std::make_tuple(constant(l.terms[i].second), r, f.args[0]);
-      groups[key].push_back({f.nums[0].num(), i});
-      weight[key] = l.terms[i].second;
-      break;  // one indicator a term: a term belongs to one group at most
-    }
+    const std::optional<size_t> j = complete_id_indicator(m);
+    if (!j) continue;
+    const Node& f = nodes_[m.factors[*j].first];
+    std::vector<std::pair<TermId, int64_t>> rest = m.factors;
+    rest.erase(rest.begin() + static_cast<std::ptrdiff_t>(*j));
+    const TermId r = make_prod(m.coef, std::move(rest));
+    groups[std::make_tuple(constant(l.terms[i].second), r, f.args[0])].push_back({f.nums[0].num(), i});
   }
   std::vector<bool> drop(l.terms.size(), false);
   std::vector<std::pair<TermId, Rational>> add;
@@ -151,10 +150,10 @@ TermId TermTable::complete_indicators(TermId s) {
     for (const auto& [k, i] : ks)
       if (k >= vi.lo && k < vi.hi) seen.insert(k);
     if (static_cast<int64_t>(seen.size()) != vi.hi - vi.lo) continue;
-    std::set<int64_t> used;
-    for (const auto& [k, i] : ks)
-      if (used.insert(k).second) drop[i] = true;
-    add.push_back({std::get<1>(key), weight.at(key)});
+    // Every term of the group goes: one per k in the range, and [x = k] = 0
+    // for a k outside it.
+    for (const auto& [k, i] : ks) drop[i] = true;
+    add.push_back({std::get<1>(key), nodes_[std::get<0>(key)].nums[0]});
   }
   if (add.empty()) return s;
   std::vector<std::pair<TermId, Rational>> terms;
