@@ -476,9 +476,12 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
     for (const auto& in : prog.graph.inputs)
       if (!broken.count(prog.name) && !placed.count({prog.name, in}))
         out.add(Diag{file, prog.name, "", "", "program input '" + in + "' has no placement (which spec tensor does it hold?)"});
-  // A program output left unplaced where another program places a value of
-  // that name: its ranks' copy is never compared (ZeRO-1 written one
-  // program per rank, one of which returns its stale parameter).
+  // A program output left unplaced is never compared with the spec: a
+  // returned copy of a parameter that drifts from the spec's update (the
+  // last pipeline stage's copy of a shared embedding updated with only its
+  // own gradient, under a name of its own) would pass unseen. Where another
+  // program places a value of that name, that is said too (ZeRO-1 written
+  // one program per rank, one of which returns its stale parameter).
   if (broken.empty()) {
     std::map<std::string, const Placement*> placed_by_name;
     for (const auto& pl : p.placements) placed_by_name.emplace(pl.value, &pl);
@@ -486,11 +489,15 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       for (const auto& o : prog.graph.outputs) {
         if (placed.count({prog.name, o})) continue;
         auto it = placed_by_name.find(o);
-        if (it == placed_by_name.end()) continue;
         out.add(Diag{file, prog.name, "", "",
-                     "program output '" + o + "' has no placement, while program " + it->second->program +
-                         " places its '" + o + "' on spec '" + it->second->spec_value +
-                         "': this program's copy would never be compared (place it, or drop it from the outputs)"});
+                     it == placed_by_name.end()
+                         ? "program output '" + o +
+                               "' has no placement: it would never be compared with the spec (place it on the spec "
+                               "value it holds, or drop it from the outputs)"
+                         : "program output '" + o + "' has no placement, while program " + it->second->program +
+                               " places its '" + o + "' on spec '" + it->second->spec_value +
+                               "': this program's copy would never be compared (place it, or drop it from the "
+                               "outputs)"});
       }
   }
   if (broken.empty()) check_partial_addends(p, file, out);
