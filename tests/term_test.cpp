@@ -57,6 +57,46 @@ TEST(Terms, TopKOfAPositiveAffineMapOfTheRowIsTopKOfTheRow) {
   EXPECT_NE(t.topk_mask(mixed, 2), t.topk_mask(row, 2));
 }
 
+// DeepSeek's sign of a balance offset written as top-1 of [0, v]: the spec's
+// v = mean(load) - load and a plan's E*v = sum(load) - E*load select alike
+// (one positive scale of the whole row, its 0 entry included); -v does not.
+TEST(Terms, TopKOfARowWithAZeroEntryScaledByAPositiveConstant) {
+  TermTable t;
+  const TermId a = t.var("a"), b = t.var("b"), zero = t.constant(Rational(0));
+  const TermId v = t.add(t.scale(t.add(a, b), Rational(1, 2)), t.scale(a, Rational(-1)));  // mean - a
+  const TermId ev = t.add(t.add(a, b), t.scale(a, Rational(-2)));                           // sum - 2a
+  EXPECT_EQ(t.topk_mask({zero, ev}, 1), t.topk_mask({zero, v}, 1));
+  EXPECT_NE(t.topk_mask({zero, t.scale(ev, Rational(-1))}, 1), t.topk_mask({zero, v}, 1));
+}
+
+// A top-k mask selects exactly k entries of its row: the whole row, with one
+// weight, sums to that weight times k (a mean load T*K/E); a row with an
+// entry missing, or with another weight on one entry, does not fold.
+TEST(Terms, AWholeTopKRowSumsToK) {
+  TermTable t;
+  const std::vector<TermId> row{t.var("a"), t.var("b"), t.var("c")};
+  const std::vector<TermId> m = t.topk_mask(row, 2);
+  const TermId third = t.constant(Rational(1, 3));
+  EXPECT_EQ(t.sum({t.mul(third, m[0]), t.mul(third, m[1]), t.mul(third, m[2])}), t.constant(Rational(2, 3)));
+  EXPECT_NE(t.sum({m[0], m[1]}), t.constant(Rational(2)));
+  const TermId uneven = t.sum({m[0], m[1], t.scale(m[2], Rational(2))});
+  EXPECT_NE(uneven, t.constant(Rational(2)));
+  EXPECT_EQ(t.sum({uneven, t.scale(m[2], Rational(-1))}), t.constant(Rational(2)));
+}
+
+// b^k = b for a 0/1 value (a mask, its complement, an indicator): a dropout
+// mask applied twice in a recomputed backward; not for a real variable.
+TEST(Terms, PowersOfAMaskAreTheMask) {
+  TermTable t;
+  const TermId m = t.bool_var("m"), x = t.var("x");
+  EXPECT_EQ(t.mul(t.mul(x, m), m), t.mul(x, m));
+  const TermId not_m = t.add(t.constant(Rational(1)), t.scale(m, Rational(-1)));
+  EXPECT_EQ(t.power(not_m, 3), not_m);
+  EXPECT_NE(t.mul(x, x), x);
+  // A division by the mask is kept: 1/m is undefined where m is 0.
+  EXPECT_NE(t.mul(x, t.recip(m)), t.mul(x, m));
+}
+
 }  // namespace
 
 // y * y^-1 = 1 is recorded when y can be 0 (a count: a sum of masks), so the

@@ -119,9 +119,47 @@ TermId TermTable::make_sum(std::vector<std::pair<TermId, Rational>> terms, const
     }
   }
   if (n.args.empty()) return constant(c);
-  if (n.args.size() == 1 && n.nums[0].is_one() && c.is_zero()) return n.args[0];
-  n.nums.push_back(c);
+  Rational c0 = c;
+  if (n.args.size() > 1) complete_topk_rows(n, c0);
+  if (n.args.empty()) return constant(c0);
+  if (n.args.size() == 1 && n.nums[0].is_one() && c0.is_zero()) return n.args[0];
+  n.nums.push_back(c0);
   return intern(std::move(n));
+}
+
+// Every entry of one top-k mask row with one weight w sums to w min(k, n):
+// the mask selects exactly k of the row's n entries, ties broken by position
+// (a mean load of T*K/E written as a constant where the spec averages the
+// routed counts).
+void TermTable::complete_topk_rows(Node& n, Rational& c) {
+  std::map<std::pair<TermId, Rational>, std::vector<size_t>> rows;  // (entry 0's id, weight) -> places
+  for (size_t i = 0; i < n.args.size(); ++i) {
+    if (nodes_[n.args[i]].kind != TK::TopK) continue;
+    // Entry 0 of the row names it: entries share their operands and k.
+    const Node x = nodes_[n.args[i]];  // a copy: interning may move nodes_
+    const TermId first = intern(Node{TK::TopK, 0, x.args, x.nums});
+    rows[{first, n.nums[i]}].push_back(i);
+  }
+  std::vector<bool> drop(n.args.size(), false);
+  bool any = false;
+  for (const auto& [key, at] : rows) {
+    const Node& x = nodes_[key.first];
+    if (at.size() != x.args.size()) continue;
+    const int64_t k = std::min<int64_t>(x.nums[0].num(), static_cast<int64_t>(x.args.size()));
+    c = c + key.second * Rational(k);
+    for (size_t i : at) drop[i] = true;
+    any = true;
+  }
+  if (!any) return;
+  size_t w = 0;
+  for (size_t i = 0; i < n.args.size(); ++i)
+    if (!drop[i]) {
+      n.args[w] = n.args[i];
+      n.nums[w] = n.nums[i];
+      ++w;
+    }
+  n.args.resize(w);
+  n.nums.resize(w);
 }
 
 TermId TermTable::add(TermId a, TermId b) { return sum({a, b}); }
@@ -235,6 +273,9 @@ TermId TermTable::make_prod(Rational coef, std::vector<std::pair<TermId, int64_t
   for (auto& [t, e] : merged) {
     if (e == 0) continue;
     const Node& n = nodes_[t];
+    // b^k = b for a 0/1 value and k >= 1: a dropout mask applied twice in a
+    // recomputed backward, (g*m)*m.
+    if (e > 1 && (n.kind == TK::TopK || is_bit(t, 0))) e = 1;
     if (n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::exp) {
       exp_args.push_back(scale(n.args[0], Rational(e)));
       continue;
@@ -667,6 +708,23 @@ std::vector<TermId> TermTable::topk_mask(const std::vector<TermId>& row_in, int6
       }
       if (affine) {
         for (TermId& t : row) t = lin(t).terms[0].first;
+        continue;
+      }
+    }
+    // One positive scale of the whole row, constants included (an entry of
+    // 0 beside (sum(load) - E*load) where the spec has mean(load) - load:
+    // DeepSeek's sign of a balance offset as top-1 of [0, v]): the row is
+    // divided by the first coefficient of its first entry with a term.
+    {
+      Rational g(1);
+      for (TermId t : row)
+        if (const Lin l = lin(t); !l.terms.empty()) {
+          g = l.terms[0].second < Rational(0) ? -l.terms[0].second : l.terms[0].second;
+          break;
+        }
+      if (!g.is_one()) {
+        const Rational inv = g.inverse();
+        for (TermId& t : row) t = scale(t, inv);
         continue;
       }
     }

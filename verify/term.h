@@ -110,6 +110,7 @@ class TermTable {
   };
   Lin lin(TermId t) const;
   TermId make_sum(std::vector<std::pair<TermId, Rational>> terms, const Rational& c);
+  void complete_topk_rows(Node& n, Rational& c);
   struct Mon {
     Rational coef;
     std::vector<std::pair<TermId, int64_t>> factors;  // sorted by id
