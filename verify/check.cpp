@@ -23,6 +23,7 @@
 #include "ir/num_domain.h"
 #include "ir/validate.h"
 #include "reduce/layer_fold.h"
+#include "reduce/literal_readings.h"
 #include "reduce/reduce.h"
 #include "reduce/selection_floors.h"
 #include "reduce/walk.h"
@@ -1775,6 +1776,48 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       reread_case = &reread.reduced;
       return first;
     };
+    // Literals of the plan that may stand for c * q^k at the given sizes: the
+    // reduced instance `k` (of reduction `u`) is run under every combination
+    // of their readings; why its difference is in doubt, if one shows none.
+    auto literal_doubt = [&](const reduce::Result& u, const ir::Case& k) -> std::optional<std::string> {
+      const std::vector<reduce::Reading> rds = reduce::power_readings(c, u);
+      if (rds.empty()) return std::nullopt;
+      // Equal literals are read alike (their readings are the same): one choice for all.
+      std::map<double, std::vector<const reduce::Reading*>> groups;
+      for (const auto& rd : rds) groups[rd.value].push_back(&rd);
+      // More combinations than that, or an instance too large to run, and
+      // the difference stands as it did before these readings were made.
+      size_t runs = 1;
+      for (const auto& [x, g] : groups)
+        if ((runs *= g[0]->as.size() + 1) > kMaxReadings) return std::nullopt;
+      if (rank_instructions_over(k, kCrossCheckRankInstructions)) return std::nullopt;
+      // A plan small enough to run as given that differs there needs no reading.
+      if (!rank_instructions_over(c, kCrossCheckRankInstructions) &&
+          Checker(c, file, opt, true).refute_only().kind == VerdictKind::mismatch)
+        return std::nullopt;
+      progress_start(opt.progress, "running the reduced instance with literals read at its sizes");
+      for (size_t n = 1; n < runs; ++n) {
+        ir::Case alt = k;
+        size_t code = n;
+        std::string read;
+        for (const auto& [x, g] : groups) {
+          const size_t m = g[0]->as.size() + 1, pick = code % m;
+          code /= m;
+          if (pick == 0) continue;
+          for (const auto* rd : g)
+            if (!reduce::set_literal(alt, *rd, rd->as[pick - 1].second)) return std::nullopt;
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.17g", x);
+          read += std::string(read.empty() ? "" : ", ") + buf + " in program " + g[0]->program + " (" +
+                  g[0]->result + "." + g[0]->attr + (g.size() > 1 ? " and " + std::to_string(g.size() - 1) + " more" : "") +
+                  ") as " + g[0]->as[pick - 1].first;
+        }
+        if (Checker(alt, file, opt, true).refute_only().kind != VerdictKind::mismatch)
+          return "it shows no difference with " + read +
+                 " at the reduced sizes: the literal may stand for that size, which the reduction changed";
+      }
+      return std::nullopt;
+    };
     Verdict v;
     StagedResult sr;
     double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - fold_attempt_s;
@@ -1895,6 +1938,27 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
                       (gsr.zero_cancelled ? std::string("a count that can be 0 was cancelled")
                                           : gsr.reason.empty() ? std::string("a stage differs") : gsr.reason) +
                       "): the reduced instance's difference is reported";
+    }
+    // A reduced difference that a literal of another form may explain
+    // (reduce/literal_readings.h: c * q^2 for a spec constant c, such as a
+    // load-balancing coefficient 0.02/T^2 written as one number). The
+    // reduced instance is run again with such literals read at its sizes; a
+    // reading under which it shows no difference may be what the literal
+    // means, so the difference is not the plan's for sure: UNKNOWN.
+    if (v.kind == VerdictKind::mismatch && v.cex && (r.changed || full_case || loose_case || reread_case)) {
+      const reduce::Result& u = reread_case ? reread : loose_case ? loose : full_case ? full : r;
+      const ir::Case& k = reread_case ? *reread_case : loose_case ? *loose_case : full_case ? *full_case : target;
+      if (auto why = literal_doubt(u, k)) {
+        Verdict nv = v;
+        nv.kind = VerdictKind::unknown;
+        nv.reason = "the reduced instance (" + comma_list(u.applied) + ") differs at " + v.cex->value + ", but " + *why +
+                    (rank_instructions_over(c, kCrossCheckRankInstructions)
+                         ? "; the plan is too large to be proved as given, `--no-reduce` checks it so"
+                         : "; the plan as given shows no difference at the screening points either");
+        nv.cex.reset();
+        nv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return nv;
+      }
     }
     if (r.changed && v.kind == VerdictKind::verified) {
       sr.graph.reset();
