@@ -35,6 +35,9 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   }
   if (c.plan.programs.empty() && !v.obligations && !v.stages)  // ended before the case was read or checked
     s += fmt::format("{}  {}: no obligation was checked", name, label);
+  else if (!v.obligations && !v.stages && v.cex)  // refuted by running the plan, before obligations were built
+    s += fmt::format("{}  {}: {} ranks, refuted by evaluating the plan numerically (no obligation was built)", name,
+                     label, c.plan.mesh.num_ranks());
   else if (v.stages)
     s += fmt::format("{}  {}: {} ranks, {} stages ({} distinct), {} obligations in distinct stages: {} by canonical form, "
                      "{} by expansion",
@@ -44,7 +47,8 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
     s += fmt::format("{}  {}: {} ranks, {} obligations ({} unique): {} by canonical form, {} by expansion, {} by {}",
                      name, label, c.plan.mesh.num_ranks(), v.obligations, v.unique, v.by_hash, v.by_expansion,
                      v.by_smt, v.solver);
-  if (v.failed) s += fmt::format(", {} failed", v.failed);
+  if (v.failed && (v.obligations || v.stages))
+    s += fmt::format(", {} failed{}", v.failed, v.kind == verify::VerdictKind::unknown ? " (see the reason)" : "");
   if (v.unknown) s += fmt::format(", {} unknown", v.unknown);
   if (v.unchecked) s += fmt::format(", {} left unchecked after the first mismatch", v.unchecked);
   if (v.cached_stages) s += fmt::format(", {} distinct stages from the cache", v.cached_stages);
