@@ -129,6 +129,14 @@ struct Analysis {
           for (const auto& e : *d) coords_of(e, c.plan.mesh, out.vary, &out.named);
         if (std::holds_alternative<ir::Coords>(a)) out.vary = all;  // a peer: the value comes from another rank
       }
+      // A count of `B/dp` ones stays B/dp-sized only through ops linear in
+      // it: summed, scaled, moved. A max, a mean or a normalization of it is
+      // 1 at every size of dp (`reduce_max(fill(1, [B/dp, H]))`), so dp
+      // copies of it count dp: what it divides by is only its own type's.
+      static const std::set<std::string> linear = {
+          "add",  "sub",    "neg",       "mul",   "div",          "scale", "identity", "cast",
+          "reshape", "transpose", "slice", "concat", "broadcast_to", "pad",   "matmul",   "reduce_sum"};
+      if (!linear.count(op.kind)) out.named.clear();
       const ir::Attr* ax = op.attr("axes");
       const ir::Strings* group = ax ? std::get_if<ir::Strings>(ax) : nullptr;
       if (op.attr("groups")) {
@@ -156,8 +164,17 @@ struct Analysis {
 void replicated_sum_blockers(const ir::Case& c, std::map<std::string, std::string>& axes) {
   Axes all, selected;
   for (const auto& a : c.plan.mesh.axes) all.insert(a.name);
+  // An axis a selector reads, where it leaves some coordinate out: a
+  // selector that lists every coordinate of the axis (one program for all
+  // 1024 dp ranks, written out) does not make the ranks along it differ.
   for (const auto& p : c.plan.programs)
-    for (const auto& [a, v] : p.ranks.fixed) selected.insert(a);
+    for (const auto& [a, v] : p.ranks.fixed) {
+      const auto k = c.plan.mesh.axis_index(a);
+      const std::set<int64_t> has(v.begin(), v.end());
+      bool whole = k.has_value();
+      for (int64_t i = 0; whole && i < c.plan.mesh.axes[*k].size; ++i) whole = has.count(i) > 0;
+      if (!whole) selected.insert(a);
+    }
   for (const auto& prog : c.plan.programs) {
     Analysis an{c, prog, all, selected, &axes};
     Env env;
