@@ -1,0 +1,11 @@
+// expect-cmd: verify {dir}/specs/mlir_bug_gather_2x3_axes_01.spec.mlir
+// expect-exit: 1
+// expect-error: MISMATCH
+// Hand-partitioned plan against its annotated spec (specs/mlir_bug_gather_2x3_axes_01.spec.mlir): dim split [[1,0]] gathered with grid_axes [0,1]: chunks in the wrong order
+shard.grid @g(shape = 2x3)
+func.func @f(%x: tensor<2x2xf32>) -> tensor<12x2xf32> {
+  %e = tensor.empty() : tensor<2x2xf32>
+  %y = linalg.exp ins(%x : tensor<2x2xf32>) outs(%e : tensor<2x2xf32>) -> tensor<2x2xf32>
+  %g = shard.all_gather %y on @g grid_axes = [0, 1] gather_axis = 0 : tensor<2x2xf32> -> tensor<12x2xf32>
+  return %g : tensor<12x2xf32>
+}
