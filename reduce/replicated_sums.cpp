@@ -129,14 +129,13 @@ struct Analysis {
           for (const auto& e : *d) coords_of(e, c.plan.mesh, out.vary, &out.named);
         if (std::holds_alternative<ir::Coords>(a)) out.vary = all;  // a peer: the value comes from another rank
       }
-      // A count of `B/dp` ones stays B/dp-sized only through ops linear in
-      // it: summed, scaled, moved. A max, a mean or a normalization of it is
-      // 1 at every size of dp (`reduce_max(fill(1, [B/dp, H]))`), so dp
-      // copies of it count dp: what it divides by is only its own type's.
-      static const std::set<std::string> linear = {
-          "add",  "sub",    "neg",       "mul",   "div",          "scale", "identity", "cast",
-          "reshape", "transpose", "slice", "concat", "broadcast_to", "pad",   "matmul",   "reduce_sum"};
-      if (!linear.count(op.kind)) out.named.clear();
+      // A count of `B/dp` ones is B/dp-sized through what sums, scales or
+      // moves it; a max, a mean or a normalization over it is 1 at every size
+      // of dp (`reduce_max(fill(1, [B/dp, H]))`), so dp copies of that count
+      // dp: what it divides by is then only its own type's.
+      static const std::set<std::string> normalizing = {"reduce_max", "reduce_mean", "softmax",   "log_softmax",
+                                                        "topk_mask",  "rmsnorm",     "layernorm", "cross_entropy"};
+      if (normalizing.count(op.kind)) out.named.clear();
       const ir::Attr* ax = op.attr("axes");
       const ir::Strings* group = ax ? std::get_if<ir::Strings>(ax) : nullptr;
       if (op.attr("groups")) {

@@ -1,5 +1,7 @@
 #include "frontend/mlir/api.h"
 
+#include <set>
+
 #include <mlir/Dialect/Func/IR/FuncOps.h>
 #include <mlir/Dialect/Shard/IR/ShardOps.h>
 
@@ -52,6 +54,23 @@ ir::Case build_case(mlir::func::FuncOp spec_f, mlir::func::FuncOp propagated_f,
   ir::Spec spec;
   spec.name = spec_f.getSymName().str();
   spec.graph = std::move(si.graph);
+  // A spec whose result reads the contents of a tensor.empty (a matmul
+  // accumulating into one, a forgotten linalg.fill) is undefined: no plan can
+  // be compared with it, and a difference would blame the plan.
+  if (!si.undefs.empty()) {
+    std::set<std::string> read(spec.graph.outputs.begin(), spec.graph.outputs.end());
+    for (auto op = spec.graph.ops.rbegin(); op != spec.graph.ops.rend(); ++op) {
+      bool used = false;
+      for (const auto& r : op->results) used |= read.count(r) > 0;
+      if (used) read.insert(op->operands.begin(), op->operands.end());
+    }
+    for (const auto& u : si.undefs)
+      if (read.count(u.name))
+        throw ir::InvalidInput(ir::Diag{spec_path, "", "", "",
+                                        "line " + std::to_string(u.line) +
+                                            ": the spec's results read the contents of a tensor.empty, which are "
+                                            "undefined (initialize it, e.g. with linalg.fill)"});
+  }
 
   Importer pi(Mode::plan, g.mesh, plan_path);
   pi.import_func(plan_f);
@@ -143,8 +162,9 @@ std::string print_clean(mlir::ModuleOp m) {
 Partitioned partition_and_import(const std::string& path, const Options& opt) {
   Session s;
   auto m = s.parse_file(path);
-  GridMesh g = grid_of(*m);
+  // A module without a function is malformed before it is unsupported.
   auto f = pick_func(*m, opt, path);
+  GridMesh g = grid_of(*m);
   reject_unmodeled_shardings(*m, g);
   PipelineOutput po = run_pipeline(s, *m, true);
   auto prop = s.parse_text(reparsable(po.propagated), path + " after sharding-propagation");
@@ -160,13 +180,14 @@ ir::Case import_pair(const std::string& spec_path, const std::string& plan_path,
   Session ss, ps;
   auto sm = ss.parse_file(spec_path);
   auto pm = ps.parse_file(plan_path);
+  auto f = pick_func(*sm, opt, spec_path);
+  same_func(*pm, f, plan_path);
   GridMesh g = grid_of(*sm);
   GridMesh pg = grid_of(*pm);
   if (pg.mesh.axes.size() != g.mesh.axes.size() || !(pg.mesh == g.mesh))
     throw ir::InvalidInput(
         ir::Diag{plan_path, "", "", "", "the plan's grid differs from the spec's"});
   pg.grid = g.grid;
-  auto f = pick_func(*sm, opt, spec_path);
   reject_unmodeled_shardings(*sm, g);
   reject_unmodeled_shardings(*pm, g);
   PipelineOutput po = run_pipeline(ss, *sm, false);

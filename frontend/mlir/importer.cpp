@@ -108,7 +108,7 @@ std::string Importer::materialize_undef(TensorVal& t) {
     graph.inputs.push_back(name);
     graph.types[name] = ir::TensorType{ir::DType::f32, dims_of(t.shape)};
     shapes_[name] = t.shape;
-    undefs.push_back({name, t.shape});
+    undefs.push_back({name, t.shape, line_});
   } else {
     // Every rank gets its own row of a [ranks, ...] spec input: the contents
     // of an empty tensor may differ from rank to rank.
@@ -119,7 +119,7 @@ std::string Importer::materialize_undef(TensorVal& t) {
     graph.inputs.push_back(name);
     graph.types[name] = ir::TensorType{ir::DType::f32, dims_of(local)};
     shapes_[name] = local;
-    undefs.push_back({name, global});
+    undefs.push_back({name, global, line_});
     std::vector<int64_t> all;
     for (size_t k = 0; k < mesh_.axes.size(); ++k) all.push_back(static_cast<int64_t>(k));
     ir::Placement p;
@@ -317,6 +317,23 @@ bool Importer::import_shard(mlir::Operation& op) {
     if (k == sh::ReductionKind::Average) return "avg";
     unsupported(&op, "reduction kind " + sh::stringifyReductionKind(k).str());
   };
+  // min over the group is -max(-x) (parity's collectives reduce by sum, max or avg).
+  auto by_min = [&](const std::string& kind, llvm::ArrayRef<int16_t> axes, ir::AttrMap attrs) {
+    std::string x = tensor(in, &op);
+    if (axes.empty() || group(axes) == 1) {
+      set_tensor(op.getResult(0), emit("identity", {x}, {}, result_shape()));
+      return true;
+    }
+    attrs["axes"] = names(axes);
+    attrs["reduce"] = std::string("max");
+    const std::string m = emit(kind, {emit("neg", {x}, {}, shape_of(x))}, std::move(attrs), result_shape());
+    set_tensor(op.getResult(0), emit("neg", {m}, {}, result_shape()));
+    return true;
+  };
+  if (auto c = mlir::dyn_cast<sh::AllReduceOp>(op); c && c.getReduction() == sh::ReductionKind::Min)
+    return by_min("allreduce", c.getGridAxes(), {});
+  if (auto c = mlir::dyn_cast<sh::ReduceScatterOp>(op); c && c.getReduction() == sh::ReductionKind::Min)
+    return by_min("reduce_scatter", c.getGridAxes(), {{"dim", ir::DimExpr(c.getScatterAxis().getSExtValue())}});
   if (auto c = mlir::dyn_cast<sh::AllReduceOp>(op))
     return simple("allreduce", c.getGridAxes(), {{"reduce", reduce_name(c.getReduction())}});
   if (auto c = mlir::dyn_cast<sh::AllGatherOp>(op))

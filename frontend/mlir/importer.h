@@ -40,6 +40,7 @@ using Val = std::variant<TensorVal, IndexVal, CondVal>;
 struct UndefInput {
   std::string name;
   Shape spec_shape;  // in a plan: [ranks, ...shape], one independent value per rank
+  int line = 0;      // of the tensor.empty
 };
 
 class Importer {
