@@ -57,15 +57,16 @@ std::vector<Reading> power_readings(const ir::Case& given, const Result& r) {
                       static_cast<double>(xv.second * yv.second)});
   }
   if (qs.empty()) return out;
-  // The spec's own scaling constants (0.02 for an aux-loss coefficient), and 1.
+  // The spec's own float constants (0.02 for an aux-loss coefficient, a
+  // norm's eps), and 1.
   std::set<double> cs{1.0};
   std::map<std::string, const ir::Op*> spec_op;
   each_op(given.spec->graph, [&](const ir::Op& op) {
     if (!op.results.empty()) spec_op.emplace(op.results[0], &op);
-    for (const auto& [k, a] : op.attrs)
-      if (auto x = scaling_literal(op, k, a);
-          x && std::isfinite(*x) && *x != 0 && std::fabs(*x) != 1)
-        cs.insert(std::fabs(*x));
+    for (const auto& [k, a] : op.attrs) {
+      const double* x = std::get_if<double>(&a);
+      if (x && std::isfinite(*x) && *x != 0 && std::fabs(*x) != 1) cs.insert(std::fabs(*x));
+    }
   });
   std::map<double, std::vector<std::pair<std::string, double>>> memo;  // literal -> its readings
   for (const auto& prog : given.plan.programs)
@@ -86,8 +87,9 @@ std::vector<Reading> power_readings(const ir::Case& given, const Result& r) {
         } else {
           for (const double c : cs)
             for (const auto& q : qs)
-              for (const int k : {2, -2, 1, -1}) {
-                if (c == 1 && (k == 1 || k == -1)) continue;  // q and 1/q: pinned by the reduction
+              for (const double k : {2.0, -2.0, 1.0, -1.0, 0.5, -0.5}) {
+                // q, 1/q and 1/sqrt(q) are pinned by the reduction.
+                if (c == 1 && (k == 1 || k == -1 || k == -0.5)) continue;
                 const double t = c * std::pow(q.given, k);
                 if (!(std::fabs(a - t) <= 1e-9 * t)) continue;
                 const double v = std::copysign(c * std::pow(q.reduced, k), *x);
@@ -96,7 +98,7 @@ std::vector<Reading> power_readings(const ir::Case& given, const Result& r) {
                 for (const auto& [t2, v2] : rd.as) seen |= v2 == v;
                 if (seen) continue;
                 char buf[160];
-                std::snprintf(buf, sizeof buf, "%.6g*q^%d with %s", c, k, q.text.c_str());
+                std::snprintf(buf, sizeof buf, "%.6g*q^%g with %s", c, k, q.text.c_str());
                 rd.as.push_back({buf, v});
               }
           memo.emplace(*x, rd.as);
