@@ -57,14 +57,16 @@ std::vector<Reading> power_readings(const ir::Case& given, const Result& r) {
                       static_cast<double>(xv.second * yv.second)});
   }
   if (qs.empty()) return out;
-  // The spec's own float constants (0.02 for an aux-loss coefficient, a
-  // norm's eps), and 1.
+  // The spec's own scaling constants (0.02 for an aux-loss coefficient) and
+  // a norm's eps, and 1.
   std::set<double> cs{1.0};
   std::map<std::string, const ir::Op*> spec_op;
   each_op(given.spec->graph, [&](const ir::Op& op) {
     if (!op.results.empty()) spec_op.emplace(op.results[0], &op);
     for (const auto& [k, a] : op.attrs) {
-      const double* x = std::get_if<double>(&a);
+      const std::optional<double> x = k == "eps" && std::holds_alternative<double>(a)
+                                          ? std::optional<double>(std::get<double>(a))
+                                          : scaling_literal(op, k, a);
       if (x && std::isfinite(*x) && *x != 0 && std::fabs(*x) != 1) cs.insert(std::fabs(*x));
     }
   });
@@ -87,9 +89,10 @@ std::vector<Reading> power_readings(const ir::Case& given, const Result& r) {
         } else {
           for (const double c : cs)
             for (const auto& q : qs)
-              for (const double k : {2.0, -2.0, 1.0, -1.0, 0.5, -0.5}) {
-                // q, 1/q and 1/sqrt(q) are pinned by the reduction.
-                if (c == 1 && (k == 1 || k == -1 || k == -0.5)) continue;
+              for (const double k : {2.0, -2.0, 1.0, -1.0, 0.5}) {
+                // q and 1/q are pinned by the reduction; sqrt(q) is read
+                // alone (a constant times it meets literals by accident).
+                if (c == 1 ? (k == 1 || k == -1) : k == 0.5) continue;
                 const double t = c * std::pow(q.given, k);
                 if (!(std::fabs(a - t) <= 1e-9 * t)) continue;
                 const double v = std::copysign(c * std::pow(q.reduced, k), *x);

@@ -15,10 +15,10 @@
 namespace parity::reduce {
 
 // The literals of `given`'s programs (`factor` and `value` attributes of ops
-// the spec does not share) equal, within 1e-9, to c * q^k for a float
-// constant c of the spec (or 1), a size q that `r` changed (or a product of
-// two sizes, one changed) and k in {2, -2, 1, -1, 1/2, -1/2} (not c = 1 with
-// k = 1, -1 or -1/2: those are pinned). Each with its values at `r`'s sizes.
+// the spec does not share) equal, within 1e-9, to c * q^k for a scaling
+// constant or eps of the spec, or 1, a size q that `r` changed (or a product
+// of two sizes, one changed) and k in {2, -2, 1, -1}, or sqrt(q) (not q and
+// 1/q: those are pinned). Each with its values at `r`'s sizes.
 std::vector<Reading> power_readings(const ir::Case& given, const Result& r);
 
 }  // namespace parity::reduce

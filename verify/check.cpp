@@ -1779,6 +1779,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // Literals of the plan that may stand for c * q^k at the given sizes: the
     // reduced instance `k` (of reduction `u`) is run under every combination
     // of their readings; why its difference is in doubt, if one shows none.
+    bool given_ran = false;  // literal_doubt ran the plan as given, and it showed no difference
     auto literal_doubt = [&](const reduce::Result& u, const ir::Case& k) -> std::optional<std::string> {
       const std::vector<reduce::Reading> rds = reduce::power_readings(c, u);
       if (rds.empty()) return std::nullopt;
@@ -1792,9 +1793,12 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         if ((runs *= g[0]->as.size() + 1) > kMaxReadings) return std::nullopt;
       if (rank_instructions_over(k, kCrossCheckRankInstructions)) return std::nullopt;
       // A plan small enough to run as given that differs there needs no reading.
-      if (!rank_instructions_over(c, kCrossCheckRankInstructions) &&
-          Checker(c, file, opt, true).refute_only().kind == VerdictKind::mismatch)
-        return std::nullopt;
+      given_ran = false;
+      if (!rank_instructions_over(c, kCrossCheckRankInstructions)) {
+        Checker as_given(c, file, opt, true);
+        if (as_given.refute_only().kind == VerdictKind::mismatch) return std::nullopt;
+        given_ran = as_given.ran_numeric();
+      }
       progress_start(opt.progress, "running the reduced instance with literals read at its sizes");
       for (size_t n = 1; n < runs; ++n) {
         ir::Case alt = k;
@@ -1952,9 +1956,8 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         Verdict nv = v;
         nv.kind = VerdictKind::unknown;
         nv.reason = "the reduced instance (" + comma_list(u.applied) + ") differs at " + v.cex->value + ", but " + *why +
-                    (rank_instructions_over(c, kCrossCheckRankInstructions)
-                         ? "; the plan is too large to be proved as given, `--no-reduce` checks it so"
-                         : "; the plan as given shows no difference at the screening points either");
+                    (given_ran ? "; the plan as given shows no difference at the screening points either"
+                               : "; the plan is too large to be proved or run as given, `--no-reduce` checks it so");
         nv.cex.reset();
         nv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return nv;
