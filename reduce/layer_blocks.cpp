@@ -110,8 +110,11 @@ std::optional<std::string> value_break(const Scope& s, const std::string& na, co
   for (size_t k = 0; k < ca; ++k) {
     const ir::Placement& pa = *(*a.placed)[k];
     const ir::Placement& pb = *(*b.placed)[k];
+    // The partial ordinal says which addends of other programs a partial
+    // value is summed with: two partials of one region listed in swapped
+    // order in one layer pair differently (`fold_bug_partial_ordinal_swapped`).
     if (pa.kind != pb.kind || !same_region(pa.region, pb.region) || pa.axes != pb.axes ||
-        !is_shifted(pa.spec_value, pb.spec_value, by))
+        s.ordinal(pa) != s.ordinal(pb) || !is_shifted(pa.spec_value, pb.spec_value, by))
       return "the placement of '" + nb + "' (on spec " + pb.spec_value +
              ") is not the image of that of '" + na + "' (on spec " + pa.spec_value + ")";
   }
@@ -345,8 +348,11 @@ std::vector<GraphLayers> find_layer_blocks(const ir::Case& c, size_t threads) {
     for (const auto& p : c.plan.placements) s.placed[p.spec_value].push_back(&p);
   }
   std::unordered_map<std::string_view, GraphLayers*> of;
+  auto ordinals = std::make_shared<const std::vector<uint32_t>>(ir::partial_ordinals(c.plan));
   for (const auto& prog : c.plan.programs) {
     GraphLayers& s = out.emplace_back();
+    s.ordinals = ordinals;
+    s.first_placement = c.plan.placements.data();
     s.scope = "program " + prog.name;
     s.program = prog.name;
     s.graph = &prog.graph;

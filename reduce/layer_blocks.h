@@ -23,6 +23,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,6 +70,13 @@ struct GraphLayers {
   std::string program;  // empty for the spec
   const ir::Graph* graph = nullptr;
   PlacedMap placed;
+  // Each placement's partial ordinal (ir::partial_ordinals, by its index in
+  // the case's placements): which partial sum across programs it joins.
+  std::shared_ptr<const std::vector<uint32_t>> ordinals;
+  const ir::Placement* first_placement = nullptr;
+  uint32_t ordinal(const ir::Placement& p) const {
+    return ordinals ? (*ordinals)[static_cast<size_t>(&p - first_placement)] : 0;
+  }
   // Every name of the graph and its loop bodies, looked up once: its text
   // with the layer numbers taken out (as an id), its layer numbers, its
   // declared type (inputs only: the others follow from the ops compared),

@@ -79,7 +79,7 @@ class ScopeFold {
         const ir::Placement& a = *ps[k];
         const ir::Placement& b = *it->second[k];
         same = a.kind == b.kind && a.axes == b.axes && a.region.size() == b.region.size() &&
-               is_shifted(a.spec_value, b.spec_value, by);
+               gl_.ordinal(a) == gl_.ordinal(b) && is_shifted(a.spec_value, b.spec_value, by);
         for (size_t d = 0; same && d < a.region.size(); ++d)
           same = a.region[d].offset == b.region[d].offset && a.region[d].size == b.region[d].size;
       }

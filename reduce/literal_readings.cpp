@@ -12,20 +12,10 @@ namespace parity::reduce {
 
 namespace {
 
-void each_op(const ir::Graph& g, const std::function<void(const ir::Op&)>& f) {
-  for (const auto& op : g.ops) {
-    f(op);
-    for (const auto& r : op.regions) each_op(r, f);
-  }
-}
-
 // A scaling literal (`factor`, `value`), also when written as an integer.
 std::optional<double> scaling_literal(const ir::Op& op, const std::string& key, const ir::Attr& a) {
   if (key != "factor" && key != "value") return std::nullopt;
-  if (const auto* x = std::get_if<double>(&a)) return *x;
-  const auto* e = std::get_if<ir::DimExpr>(&a);
-  if (!e || !e->is_const() || !float_attr(op, key)) return std::nullopt;
-  return static_cast<double>(e->const_value());
+  return float_literal(op, key, a);
 }
 
 struct Size {
@@ -61,7 +51,7 @@ std::vector<Reading> power_readings(const ir::Case& given, const Result& r) {
   // a norm's eps, and 1.
   std::set<double> cs{1.0};
   std::map<std::string, const ir::Op*> spec_op;
-  each_op(given.spec->graph, [&](const ir::Op& op) {
+  walk_ops(given.spec->graph, [&](const ir::Op& op) {
     if (!op.results.empty()) spec_op.emplace(op.results[0], &op);
     for (const auto& [k, a] : op.attrs) {
       const std::optional<double> x = k == "eps" && std::holds_alternative<double>(a)
@@ -72,7 +62,7 @@ std::vector<Reading> power_readings(const ir::Case& given, const Result& r) {
   });
   std::map<double, std::vector<std::pair<std::string, double>>> memo;  // literal -> its readings
   for (const auto& prog : given.plan.programs)
-    each_op(prog.graph, [&](const ir::Op& op) {
+    walk_ops(prog.graph, [&](const ir::Op& op) {
       if (op.results.empty()) return;
       for (const auto& [key, attr] : op.attrs) {
         const std::optional<double> x = scaling_literal(op, key, attr);

@@ -29,29 +29,6 @@ using Seen = std::unordered_set<const void*>;
 
 using Why = std::map<std::string, std::string>;  // symbol -> why it is kept
 
-// A float attribute's literal, also when written as an integer (`factor
-// i: "2"` reads as 2.0 wherever `f: 2` would).
-std::optional<double> float_literal(const ir::Op& op, const std::string& key, const ir::Attr& a) {
-  if (const auto* x = std::get_if<double>(&a)) return *x;
-  const auto* e = std::get_if<ir::DimExpr>(&a);
-  if (!e || !e->is_const() || !float_attr(op, key)) return std::nullopt;
-  return static_cast<double>(e->const_value());
-}
-
-void walk_ops(const ir::Graph& g, const std::function<void(const ir::Op&)>& f) {
-  for (const auto& op : g.ops) {
-    f(op);
-    for (const auto& r : op.regions) walk_ops(r, f);
-  }
-}
-
-void walk_ops_mut(ir::Graph& g, const std::function<void(ir::Op&)>& f) {
-  for (auto& op : g.ops) {
-    f(op);
-    for (auto& r : op.regions) walk_ops_mut(r, f);
-  }
-}
-
 // Axes a plan's meaning may depend on in ways a smaller axis would not show.
 // Whether `e` moves with coordinate `coord` by a step that no size changes
 // (`$dp*2`, and written around the textual check, `$dp*2+0*B` or

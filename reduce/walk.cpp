@@ -130,4 +130,25 @@ void loop_count_symbols(const ir::Plan& p, const std::string& var, std::set<std:
   for (const auto& prog : p.programs) walk(prog.graph);
 }
 
+void walk_ops(const ir::Graph& g, const std::function<void(const ir::Op&)>& f) {
+  for (const auto& op : g.ops) {
+    f(op);
+    for (const auto& r : op.regions) walk_ops(r, f);
+  }
+}
+
+void walk_ops_mut(ir::Graph& g, const std::function<void(ir::Op&)>& f) {
+  for (auto& op : g.ops) {
+    f(op);
+    for (auto& r : op.regions) walk_ops_mut(r, f);
+  }
+}
+
+std::optional<double> float_literal(const ir::Op& op, const std::string& key, const ir::Attr& a) {
+  if (const auto* x = std::get_if<double>(&a)) return *x;
+  const auto* e = std::get_if<ir::DimExpr>(&a);
+  if (!e || !e->is_const() || !float_attr(op, key)) return std::nullopt;
+  return static_cast<double>(e->const_value());
+}
+
 }  // namespace parity::reduce

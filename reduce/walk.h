@@ -3,6 +3,7 @@
 // every op of large plans several times.
 #pragma once
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,6 +33,14 @@ int degree_in(const ir::DimExpr& e, const std::string& s);
 
 // Whether `e` reads a coordinate or loop index (`$tp`, `$mb`).
 bool has_coord(const ir::DimExpr& e);
+
+// Every op of a graph and of its regions, in program order.
+void walk_ops(const ir::Graph& g, const std::function<void(const ir::Op&)>& f);
+void walk_ops_mut(ir::Graph& g, const std::function<void(ir::Op&)>& f);
+
+// A float attribute's literal, also when written as an integer (`factor
+// i: "2"` reads as 2.0 wherever `f: 2` would).
+std::optional<double> float_literal(const ir::Op& op, const std::string& key, const ir::Attr& a);
 
 // Whether attribute `name` of `op` is declared a float (the registry's kind),
 // whatever form its value is written in.

@@ -10,6 +10,7 @@
 
 #include "corpus/bugs.h"
 #include "corpus/generator.h"
+#include "frontend/proto/case_io.h"
 #include "ir/validate.h"
 #include "tests/lib/layered_plan.h"
 #include "verify/check.h"
@@ -264,4 +265,18 @@ TEST(LayerFold, TheFoldedCaseOfADeepSeekPlanReducesItsDims) {
     EXPECT_TRUE(std::any_of(v.reductions.begin(), v.reductions.end(),
                             [&](const auto& r) { return r.find(want) == 0; }))
         << want;
+}
+
+// Which partial sum a partial placement joins is its position among its
+// program's partials of the same region (ir::partial_ordinals): a layer whose
+// two partials are listed in swapped order in one program is not an image of
+// the others and is kept (it was once dropped, a false VERIFIED on 128 ranks).
+TEST(LayerFold, APartialOrdinalSwappedInOneLayerKeepsIt) {
+  const std::string dir = std::string(PARITY_SOURCE_DIR) + "/corpus/cases/handwritten/";
+  Folded bug = fold_of(frontend::read_case(dir + "fold_bug_partial_ordinal_swapped_one_layer.pbtxt"));
+  ASSERT_TRUE(bug.fold.folded) << bug.fold.summary;
+  EXPECT_TRUE(defines(bug.fold.kase.plan.programs.at(1).graph, "grad.l3.wq")) << bug.fold.summary;
+  Folded ok = fold_of(frontend::read_case(dir + "fold_ok_partial_ordinals_mpmd.pbtxt"));
+  ASSERT_TRUE(ok.fold.folded) << ok.fold.summary;
+  EXPECT_FALSE(defines(ok.fold.kase.plan.programs.at(1).graph, "grad.l3.wq")) << ok.fold.summary;
 }

@@ -301,14 +301,22 @@ bool Importer::import_shard(mlir::Operation& op) {
   }
   mlir::Value in = op.getNumOperands() ? op.getOperand(0) : mlir::Value();
   auto result_shape = [&] { return static_shape(op.getResult(0).getType(), &op); };
-  auto simple = [&](const std::string& kind, llvm::ArrayRef<int16_t> axes, ir::AttrMap attrs) {
+  // by_min: min over the group is -max(-x) (parity's collectives reduce by sum, max or avg).
+  auto simple = [&](const std::string& kind, llvm::ArrayRef<int16_t> axes, ir::AttrMap attrs,
+                    bool by_min = false) {
     std::string x = tensor(in, &op);
     if (axes.empty() || group(axes) == 1) {
       set_tensor(op.getResult(0), emit("identity", {x}, {}, result_shape()));
       return true;
     }
     attrs["axes"] = names(axes);
-    set_tensor(op.getResult(0), emit(kind, {x}, std::move(attrs), result_shape()));
+    if (!by_min) {
+      set_tensor(op.getResult(0), emit(kind, {x}, std::move(attrs), result_shape()));
+      return true;
+    }
+    attrs["reduce"] = std::string("max");
+    const std::string m = emit(kind, {emit("neg", {x}, {}, shape_of(x))}, std::move(attrs), result_shape());
+    set_tensor(op.getResult(0), emit("neg", {m}, {}, result_shape()));
     return true;
   };
   auto reduce_name = [&](sh::ReductionKind k) -> std::string {
@@ -317,23 +325,10 @@ bool Importer::import_shard(mlir::Operation& op) {
     if (k == sh::ReductionKind::Average) return "avg";
     unsupported(&op, "reduction kind " + sh::stringifyReductionKind(k).str());
   };
-  // min over the group is -max(-x) (parity's collectives reduce by sum, max or avg).
-  auto by_min = [&](const std::string& kind, llvm::ArrayRef<int16_t> axes, ir::AttrMap attrs) {
-    std::string x = tensor(in, &op);
-    if (axes.empty() || group(axes) == 1) {
-      set_tensor(op.getResult(0), emit("identity", {x}, {}, result_shape()));
-      return true;
-    }
-    attrs["axes"] = names(axes);
-    attrs["reduce"] = std::string("max");
-    const std::string m = emit(kind, {emit("neg", {x}, {}, shape_of(x))}, std::move(attrs), result_shape());
-    set_tensor(op.getResult(0), emit("neg", {m}, {}, result_shape()));
-    return true;
-  };
   if (auto c = mlir::dyn_cast<sh::AllReduceOp>(op); c && c.getReduction() == sh::ReductionKind::Min)
-    return by_min("allreduce", c.getGridAxes(), {});
+    return simple("allreduce", c.getGridAxes(), {}, true);
   if (auto c = mlir::dyn_cast<sh::ReduceScatterOp>(op); c && c.getReduction() == sh::ReductionKind::Min)
-    return by_min("reduce_scatter", c.getGridAxes(), {{"dim", ir::DimExpr(c.getScatterAxis().getSExtValue())}});
+    return simple("reduce_scatter", c.getGridAxes(), {{"dim", ir::DimExpr(c.getScatterAxis().getSExtValue())}}, true);
   if (auto c = mlir::dyn_cast<sh::AllReduceOp>(op))
     return simple("allreduce", c.getGridAxes(), {{"reduce", reduce_name(c.getReduction())}});
   if (auto c = mlir::dyn_cast<sh::AllGatherOp>(op))
