@@ -511,6 +511,47 @@ std::string runs_text(const std::map<int64_t, int64_t>& rep) {
 
 }  // namespace
 
+namespace {
+
+// Which partial sum a partial placement joins is its ordinal among its
+// program's partials of one region (ir::partial_ordinals). A stub keeps only
+// the partials kept ops read; were another partial of its region dropped,
+// the ones left would be numbered anew and pair with other addends, or a sum
+// would lose members while its seed still says they add up to the region
+// (`fold_bug_glue_reads_mixed_partial_ordinals_mpmd`, once VERIFIED). So each
+// partial sum is kept whole or not at all, every kept placement with the
+// ordinal it had.
+void check_partial_sums(const ir::Plan& given, const ir::Plan& folded,
+                        const std::vector<size_t>& kept_from) {
+  const std::vector<uint32_t> before = ir::partial_ordinals(given);
+  const std::vector<uint32_t> after = ir::partial_ordinals(folded);
+  auto sum_of = [&](const ir::Placement& p, uint32_t ord) {
+    return ir::partial_sum_key("", p) + '#' + std::to_string(ord);
+  };
+  std::unordered_map<std::string, size_t> members;
+  for (size_t k = 0; k < given.placements.size(); ++k)
+    if (given.placements[k].kind == ir::PlacementKind::partial)
+      ++members[sum_of(given.placements[k], before[k])];
+  std::unordered_map<std::string, size_t> kept;
+  for (size_t j = 0; j < folded.placements.size(); ++j) {
+    const ir::Placement& p = folded.placements[j];
+    if (p.kind != ir::PlacementKind::partial) continue;
+    const uint32_t ord = before[kept_from[j]];
+    if (after[j] != ord)
+      throw Refused{"program " + p.program + " places '" + p.value + "' as partial " +
+                    std::to_string(ord) + " of spec '" + p.spec_value +
+                    "'; the folded case would number it " + std::to_string(after[j])};
+    ++kept[sum_of(p, ord)];
+  }
+  for (const auto& [key, n] : kept)
+    if (n != members.at(key))
+      throw Refused{"a partial sum of spec '" + key.substr(1, key.find('\n', 1) - 1) +
+                    "' would keep " + std::to_string(n) + " of its " + std::to_string(members.at(key)) +
+                    " placements"};
+}
+
+}  // namespace
+
 LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
                       const std::map<std::string, ir::TypeMap>& types, size_t threads) {
   if (!threads) threads = ir::hardware_threads();
@@ -650,12 +691,17 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
       defs(g, defined[k]);
     }
     std::unordered_set<std::string> targeted;
-    for (const auto& p : c.plan.placements)
+    std::vector<size_t> kept_from;  // index in the plan of each kept placement
+    for (size_t k = 0; k < c.plan.placements.size(); ++k) {
+      const ir::Placement& p = c.plan.placements[k];
       if (defined[scope_of.at(p.program)].count(p.value)) {
         out.plan.placements.push_back(p);
+        kept_from.push_back(k);
         targeted.insert(p.spec_value);
         if (scopes[0].of_dropped(p.spec_value)) f.assumed.insert(p.spec_value);
       }
+    }
+    check_partial_sums(c.plan, out.plan, kept_from);
     // The spec: outputs it still defines, inputs still read or placed on.
     ir::Graph& sg = out.spec->graph;
     filter_outputs(sg, scopes[0]);

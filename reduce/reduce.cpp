@@ -327,6 +327,41 @@ void constant_index_blockers(const ir::Case& c, Why& axes, Why& frozen) {
   }
 }
 
+// A coordinate or loop index inside a float attribute (a `fill` value, a
+// `scale` factor written `i: "$dp*(B/dp)"`) is data from there on, and data
+// may go through ops that are not affine in it: `min(X, 4X - $dp*X)` weighs
+// ranks 4 and up by zero or less, three affine factors multiply into a cubic
+// that is 1 on ranks 0..2 only, `relu(X - |$dp-37| X)` picks rank 37. The
+// reductions' arguments hold for coordinates in dim expressions (sizes,
+// offsets, peers), not for such data: the axis and the loop count are kept.
+void coordinate_data_blockers(const ir::Case& c, Why& axes, Why& frozen) {
+  for (const auto& prog : c.plan.programs) {
+    std::map<std::string, std::set<std::string>> counts;  // loop var -> symbols of its count
+    walk_ops(prog.graph, [&](const ir::Op& op) {
+      if (op.kind == "loop") {
+        const ir::Attr* v = op.attr("var");
+        const ir::Attr* n = op.attr("count");
+        if (v && n && std::holds_alternative<std::string>(*v) && std::holds_alternative<ir::DimExpr>(*n))
+          std::get<ir::DimExpr>(*n).symbols(counts[std::get<std::string>(*v)]);
+      }
+      for (const auto& [k, a] : op.attrs) {
+        const auto* e = std::get_if<ir::DimExpr>(&a);
+        if (!e || e->is_const() || !float_attr(op, k)) continue;
+        std::set<std::string> syms;
+        e->symbols(syms);
+        for (const auto& sym : syms) {
+          if (sym.empty() || sym[0] != '$') continue;
+          const std::string x = sym.substr(1);
+          const std::string why = "$" + x + " enters data as the float attribute " + k + " = " + e->str() + " (" +
+                                  prog.name + " op " + op.label() + "), which later ops need not use affinely";
+          if (c.plan.mesh.axis_index(x)) axes.emplace(x, why);
+          for (const auto& cs : counts[x]) frozen.emplace(cs, why);
+        }
+      }
+    });
+  }
+}
+
 // Loop counts (their dim symbols), e.g. M for the microbatch loop.
 std::map<std::string, std::string> loop_counts(const ir::Case& c) {
   std::map<std::string, std::string> out;
@@ -1319,6 +1354,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   axis_blockers(c, blocked, frozen);
   loop_blockers(c, frozen);
   constant_index_blockers(c, blocked, frozen);
+  coordinate_data_blockers(c, blocked, frozen);
   id_offset_blockers(c, blocked, frozen);
   replicated_sum_blockers(c, blocked);
   if (!opt.mesh)

@@ -280,3 +280,17 @@ TEST(LayerFold, APartialOrdinalSwappedInOneLayerKeepsIt) {
   ASSERT_TRUE(ok.fold.folded) << ok.fold.summary;
   EXPECT_FALSE(defines(ok.fold.kase.plan.programs.at(1).graph, "grad.l3.wq")) << ok.fold.summary;
 }
+
+// A glue op reading one partial of a dropped layer keeps it as a stub; were
+// the layer's other partials dropped, the stub would be numbered anew and
+// pair with another program's other partial (a false VERIFIED on 128
+// ranks). A partial sum is kept whole, each placement with its ordinal, or
+// the case is not folded.
+TEST(LayerFold, AStubKeepsItsPartialSumWholeOrTheFoldIsRefused) {
+  const std::string dir = std::string(PARITY_SOURCE_DIR) + "/corpus/cases/handwritten/";
+  Folded bug = fold_of(frontend::read_case(dir + "fold_bug_glue_reads_mixed_partial_ordinals_mpmd.pbtxt"));
+  EXPECT_FALSE(bug.fold.folded);
+  EXPECT_NE(bug.fold.summary.find("would number it 0"), std::string::npos) << bug.fold.summary;
+  Folded ok = fold_of(frontend::read_case(dir + "fold_ok_glue_reads_same_partial_ordinal_mpmd.pbtxt"));
+  EXPECT_TRUE(ok.fold.folded) << ok.fold.summary;
+}

@@ -524,6 +524,10 @@ void TermTable::fold_square_roots(Rational& coef, std::vector<std::pair<TermId, 
   kept = std::move(merged);
 }
 
+namespace {
+std::optional<int64_t> int_sqrt(int64_t n);
+}  // namespace
+
 TermId TermTable::apply(ir::Fn f, TermId a) {
   Rational v;
   // rsqrt(x) is 1/sqrt(x): one term for both ways of writing a norm.
@@ -533,6 +537,10 @@ TermId TermTable::apply(ir::Fn f, TermId a) {
   // loss scale (or 1/dp), taken before the scale is divided out or after.
   if (f == ir::Fn::sqrt && nodes_[a].kind == TK::Sum)
     if (const std::optional<Rational> q = square_content(a)) return scale(apply(f, scale(a, (*q * *q).inverse())), *q);
+  // sqrt(1/4) = 1/2: the square root of a rational square (a bias correction
+  // or 1/sqrt(H) written as a literal beside the spec's sqrt of a constant).
+  if (f == ir::Fn::sqrt && is_const(a, &v) && v.num() > 0)
+    if (const auto n = int_sqrt(v.num()), d = int_sqrt(v.den()); n && d) return constant(Rational(*n, *d));
   if (f == ir::Fn::log) {  // log(exp(x)) = x
     const Node& n = nodes_[a];
     if (n.kind == TK::App && static_cast<ir::Fn>(n.aux) == ir::Fn::exp) return n.args[0];
@@ -548,6 +556,23 @@ std::optional<int64_t> int_sqrt(int64_t n) {
   for (int64_t c = r > 0 ? r - 1 : 0; c <= r + 1; ++c)
     if (static_cast<__int128>(c) * c == n) return c;
   return std::nullopt;
+}
+
+// The largest q with q^2 dividing n > 0, from the primes under 2^10 and a
+// cofactor that is itself a square (a larger prime squared may be missed:
+// that only leaves two equal terms apart).
+int64_t square_part(int64_t n) {
+  if (n <= 0) return 1;
+  int64_t q = 1;
+  for (int64_t p = 2; p < 1024 && p * p <= n; ++p) {
+    while (n % (p * p) == 0) {
+      n /= p * p;
+      q *= p;
+    }
+    while (n % p == 0) n /= p;
+  }
+  if (const auto r = int_sqrt(n); r && *r > 1) q *= *r;
+  return q;
 }
 
 __int128 gcd128(__int128 a, __int128 b) {
@@ -566,9 +591,21 @@ __int128 gcd128(__int128 a, __int128 b) {
 // square of a rational. Only for a sum without a constant (a sum of squared
 // gradients): normalizing `mean(x^2) + eps` inside every rsqrt of a norm
 // layer moved eps's 10^6 into coefficients that overflowed downstream.
+//
+// A sum with a constant (`mean(x^2) + eps`) is scaled by the square part of
+// its first coefficient instead (the largest rational square dividing it,
+// from primes under 2^10 and a square cofactor): canonical under scaling by
+// a square, so rsqrt(4 s) meets rsqrt(s) / 2, while eps keeps its size.
 std::optional<Rational> TermTable::square_content(TermId s) const {
   const Node& n = nodes_[s];
-  if (!n.nums.back().is_zero()) return std::nullopt;
+  if (!n.nums.back().is_zero()) {
+    const Rational& c = n.nums.front();
+    if (n.nums.size() < 2 || c.is_zero()) return std::nullopt;
+    const int64_t qn = square_part(c.num() < 0 ? -c.num() : c.num()), qd = square_part(c.den());
+    if (qn == 1 && qd == 1) return std::nullopt;
+    if (qn > (1 << 20) || qd > (1 << 20)) return std::nullopt;
+    return Rational(qn, qd);
+  }
   // gcd of the numerators over lcm of the denominators, in 128 bits.
   __int128 num = 0, den = 1;
   for (const Rational& r : n.nums) {
