@@ -332,9 +332,16 @@ TEST(Terms, ASquareContentLeavesASquareRoot) {
   const auto sqrt = [&](TermId x) { return t.apply(parity::ir::Fn::sqrt, x); };
   EXPECT_EQ(t.scale(sqrt(t.scale(s, Rational(1024 * 1024))), Rational(1, 1024)), sqrt(s));
   EXPECT_EQ(sqrt(t.scale(s, Rational(1, 4))), t.scale(sqrt(s), Rational(1, 2)));
-  // A sum with a constant (a variance + eps) is left as it is.
-  EXPECT_NE(sqrt(t.add(t.scale(t.power(a, 2), Rational(9)), t.constant(Rational(18)))),
+  // A sum with a constant (a variance + eps) by the square part of its
+  // first coefficient: sqrt(9 a^2 + 18) = 3 sqrt(a^2 + 2), rsqrt(4 s) = rsqrt(s) / 2.
+  EXPECT_EQ(sqrt(t.add(t.scale(t.power(a, 2), Rational(9)), t.constant(Rational(18)))),
             t.scale(sqrt(t.add(t.power(a, 2), t.constant(Rational(2)))), Rational(3)));
+  EXPECT_NE(sqrt(t.add(t.scale(t.power(a, 2), Rational(8)), t.constant(Rational(16)))),
+            t.scale(sqrt(t.add(t.power(a, 2), t.constant(Rational(2)))), Rational(8)));
+  // sqrt of a rational square is its root; of any other constant it stays.
+  EXPECT_EQ(sqrt(t.constant(Rational(9, 4))), t.constant(Rational(3, 2)));
+  Rational r;
+  EXPECT_FALSE(t.is_const(sqrt(t.constant(Rational(2))), &r));
   EXPECT_NE(sqrt(t.scale(s, Rational(2))), t.scale(sqrt(s), Rational(2)));
   EXPECT_NE(sqrt(t.scale(s, Rational(4))), t.scale(sqrt(s), Rational(4)));
 }

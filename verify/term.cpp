@@ -593,14 +593,16 @@ __int128 gcd128(__int128 a, __int128 b) {
 // layer moved eps's 10^6 into coefficients that overflowed downstream.
 //
 // A sum with a constant (`mean(x^2) + eps`) is scaled by the square part of
-// its first coefficient instead (the largest rational square dividing it,
-// from primes under 2^10 and a square cofactor): canonical under scaling by
-// a square, so rsqrt(4 s) meets rsqrt(s) / 2, while eps keeps its size.
+// its constant instead (the largest rational square dividing it, from
+// primes under 2^10 and a square cofactor): the same for two sums that
+// differ by a square factor, so rsqrt(4 s) meets rsqrt(s) / 2, and for two
+// ways of writing one polynomial (a variance in one pass or two: the
+// constant is eps in both, where a first coefficient depends on the form).
 std::optional<Rational> TermTable::square_content(TermId s) const {
   const Node& n = nodes_[s];
   if (!n.nums.back().is_zero()) {
-    const Rational& c = n.nums.front();
-    if (n.nums.size() < 2 || c.is_zero()) return std::nullopt;
+    const Rational& c = n.nums.back();
+    if (n.nums.size() < 2) return std::nullopt;
     const int64_t qn = square_part(c.num() < 0 ? -c.num() : c.num()), qd = square_part(c.den());
     if (qn == 1 && qd == 1) return std::nullopt;
     if (qn > (1 << 20) || qd > (1 << 20)) return std::nullopt;
