@@ -1,5 +1,6 @@
 #include "reduce/distinct_sizes.h"
 
+#include <algorithm>
 #include <climits>
 #include <functional>
 #include <map>
@@ -284,6 +285,14 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
         if (size && !has_coord(*size)) regions.emplace_back(e + *size, b);
       }
     }
+    // A causal softmax's offset that names no coordinate (a sliding window
+    // written as the difference of two causal masks, k_offset 4 or W): the
+    // window covers whole rows of a sequence no longer than it, so every
+    // size keeps its order against it (`swa_bug_plain_causal_for_literal_window4_large`,
+    // once VERIFIED with S 8 -> 2 and 3).
+    if (w.op && w.attr && w.op->kind == "softmax" && (*w.attr == "q_offset" || *w.attr == "k_offset") &&
+        !has_coord(e) && !(e.is_const() && e.const_value() == 0))
+      for (const auto& d : dims) regions.emplace_back(e, ir::DimExpr::sym(d));
     if (w.type || w.placement) return;  // shapes; placements below
     if (all_pairs && w.attr && w.op && index_attr(*w.op, *w.attr)) {
       std::vector<ir::DimExpr> mine, theirs;
@@ -305,6 +314,48 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
         }
       });
   });
+  // A loop-carried buffer its body slices (a stash shifted by one slot per
+  // microbatch, the oldest dropped) holds the last `extent` iterations: the
+  // loop count and the extent keep their order as given, or a reduced loop
+  // no longer than the buffer drops nothing (`mb_bug_stash_fifo_P_slots_large`,
+  // once VERIFIED with M 65536 -> 2 and P 4 -> 2).
+  std::function<void(const ir::Graph&)> stashes = [&](const ir::Graph& g) {
+    for (const auto& op : g.ops) {
+      for (const auto& r : op.regions) stashes(r);
+      const ir::DimExpr* count = op.kind == "loop" ? expr_attr(op, "count") : nullptr;
+      if (!count || has_coord(*count) || op.regions.empty()) continue;
+      const ir::Graph& body = op.regions[0];
+      // The carried values and what the body builds from them by moving or
+      // rescaling them (a cast, a concatenation with the new slot, a pad
+      // that rotates it): a slice of any of them windows the stash.
+      static const std::set<std::string> keeps = {"cast", "identity", "neg", "scale", "reshape",
+                                                  "concat", "pad", "add", "sub", "transpose"};
+      // Each such value with the carried input it comes from.
+      std::map<std::string, std::string> origin;
+      for (const auto& in : body.inputs) origin[in] = in;
+      for (const auto& x : body.ops) {
+        const std::string* from = nullptr;
+        for (const auto& o : x.operands)
+          if (auto it = origin.find(o); it != origin.end() && !from) from = &it->second;
+        if (!from) continue;
+        const std::string in = *from;
+        int64_t dim;
+        if (x.kind == "slice" && const_attr(x, "dim", dim)) {
+          // The slots it keeps, and the extent of the stash it came from.
+          if (const ir::DimExpr* size = expr_attr(x, "size"); size && !has_coord(*size))
+            regions.emplace_back(*count, *size);
+          auto t = body.types.find(in);
+          if (t != body.types.end() && dim >= 0 && static_cast<size_t>(dim) < t->second.shape.size()) {
+            const ir::DimExpr& extent = t->second.shape[static_cast<size_t>(dim)];
+            if (!has_coord(extent)) regions.emplace_back(*count, extent);
+          }
+        }
+        if (keeps.count(x.kind) || x.kind == "slice")
+          for (const auto& r : x.results) origin.emplace(r, in);
+      }
+    }
+  };
+  for (const auto& prog : c.plan.programs) stashes(prog.graph);
   for (const auto& pl : c.plan.placements)
     for (const auto& r : pl.region)
       col.index(r.offset, [&](std::set<std::string>& near) {

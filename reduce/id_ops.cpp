@@ -32,19 +32,49 @@ void producers(const ir::Graph& g, std::map<std::string, const ir::Op*>& out) {
   }
 }
 
-// The graph inputs that `v` holds values of, through ops that move values;
-// false where it reaches anything else (a fill, arithmetic, a loop's
-// carried value).
-bool sources(const std::string& v, const std::map<std::string, const ir::Op*>& prod,
-             const std::set<std::string>& inputs, std::set<std::string>& out,
-             std::set<std::string>& seen) {
-  if (!seen.insert(v).second) return true;
-  if (inputs.count(v)) {
-    out.insert(v);
+// Every program's producers and inputs, and the sends by tag: a received
+// value holds what the matching sends carry.
+struct Programs {
+  struct One {
+    std::map<std::string, const ir::Op*> prod;
+    std::set<std::string> inputs;
+  };
+  std::vector<One> progs;
+  std::map<std::string, std::vector<std::pair<size_t, const ir::Op*>>> sends;  // tag text -> sends
+  explicit Programs(const ir::Plan& p) {
+    progs.resize(p.programs.size());
+    for (size_t i = 0; i < p.programs.size(); ++i) {
+      producers(p.programs[i].graph, progs[i].prod);
+      progs[i].inputs.insert(p.programs[i].graph.inputs.begin(), p.programs[i].graph.inputs.end());
+      std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
+        for (const auto& op : g.ops) {
+          if (op.kind == "send" && !op.operands.empty())
+            if (const ir::Attr* t = op.attr("tag"); t && std::holds_alternative<ir::DimExpr>(*t))
+              sends[std::get<ir::DimExpr>(*t).str()].push_back({i, &op});
+          for (const auto& reg : op.regions) walk(reg);
+        }
+      };
+      walk(p.programs[i].graph);
+    }
+  }
+};
+
+// Whether `v` (of program `at`) holds values of graph inputs only, through
+// ops that move values and point-to-point transfers (a received value is
+// what every send of its tag carries, in whichever program); false where it
+// reaches anything else (a fill, arithmetic, a loop's carried value). Ids
+// computed on one pipeline stage and sent to the one that compares them are
+// computed ids (`recvid_bug_onehot_coord_from_recv_large`, once VERIFIED).
+using Values = std::set<std::pair<size_t, std::string>>;  // (program, value)
+bool sources(const Programs& ps, size_t at, const std::string& v, Values& seen, Values* out = nullptr) {
+  if (!seen.insert({at, v}).second) return true;
+  const Programs::One& pr = ps.progs[at];
+  if (pr.inputs.count(v)) {
+    if (out) out->insert({at, v});
     return true;
   }
-  auto p = prod.find(v);
-  if (p == prod.end()) return false;
+  auto p = pr.prod.find(v);
+  if (p == pr.prod.end()) return false;
   const ir::Op& op = *p->second;
   // Id 0 matches the first coordinate of a run and the first microbatch,
   // which every reduced instance keeps: `where(mask, labels, 0)` (a masked
@@ -59,13 +89,21 @@ bool sources(const std::string& v, const std::map<std::string, const ir::Op*>& p
   }
   if (op.kind == "where") {  // the mask chooses; the values are those of operands 1 and 2
     for (size_t k = 1; k < op.operands.size(); ++k)
-      if (!sources(op.operands[k], prod, inputs, out, seen)) return false;
+      if (!sources(ps, at, op.operands[k], seen, out)) return false;
+    return true;
+  }
+  if (op.kind == "recv") {
+    const ir::Attr* t = op.attr("tag");
+    if (!t || !std::holds_alternative<ir::DimExpr>(*t)) return false;
+    auto it = ps.sends.find(std::get<ir::DimExpr>(*t).str());
+    if (it == ps.sends.end()) return false;
+    for (const auto& [from, send] : it->second)
+      if (!sources(ps, from, send->operands[0], seen, out)) return false;
     return true;
   }
   if (!moves_values(op.kind)) return false;
-  if (op.kind == "recv") return true;  // values of another rank's: checked where they are sent
-  for (const auto& o : p->second->operands)
-    if (!sources(o, prod, inputs, out, seen)) return false;
+  for (const auto& o : op.operands)
+    if (!sources(ps, at, o, seen, out)) return false;
   return true;
 }
 
@@ -78,10 +116,9 @@ void offset_syms(const ir::Op& op, std::set<std::string>& syms) {
 }  // namespace
 
 void id_offset_blockers(const ir::Case& c, Why& axes, Why& frozen) {
-  for (const auto& prog : c.plan.programs) {
-    std::map<std::string, const ir::Op*> prod;
-    producers(prog.graph, prod);
-    const std::set<std::string> inputs(prog.graph.inputs.begin(), prog.graph.inputs.end());
+  const Programs ps(c.plan);
+  for (size_t pi = 0; pi < c.plan.programs.size(); ++pi) {
+    const ir::Program& prog = c.plan.programs[pi];
     std::map<std::string, std::set<std::string>> counts;  // loop var -> symbols of its count
     std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
       for (const auto& op : g.ops) {
@@ -100,8 +137,8 @@ void id_offset_blockers(const ir::Case& c, Why& axes, Why& frozen) {
         bool coord = false;
         for (const auto& s : syms) coord |= !s.empty() && s[0] == '$';
         if (!coord) continue;
-        std::set<std::string> src, seen;
-        if (sources(op.operands[static_cast<size_t>(k)], prod, inputs, src, seen)) continue;
+        Values seen;
+        if (sources(ps, pi, op.operands[static_cast<size_t>(k)], seen)) continue;
         // The coordinates, and the sizes the offset steps by (`$dp*(B/dp)`
         // meets an id 296 at dp = 37 only while B/dp is 8), are kept.
         const std::string why =
@@ -195,17 +232,28 @@ std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
   // Literal ids among the values an id operand is computed from (up to 64
   // values back, stopping at other id ops): a clamp `minimum(ids, 32766)`
   // or a shift `add_scalar(ids, -32000)` before a comparison with 0.
-  auto cone_literals = [&](const std::string& v, const std::map<std::string, const ir::Op*>& prod,
-                           std::vector<std::pair<int64_t, std::string>>& ks) {
-    std::vector<std::string> work{v};
-    std::set<std::string> seen;
+  // A received value is followed into the programs that send it (a clamp
+  // on one pipeline stage, the embedding on the next:
+  // `recvid_bug_clamp_literal_through_recv`, once VERIFIED).
+  const Programs ps(c.plan);
+  constexpr size_t kSpec = static_cast<size_t>(-1);
+  auto cone_literals = [&](const std::string& v, size_t at, std::vector<std::pair<int64_t, std::string>>& ks) {
+    std::vector<std::pair<size_t, std::string>> work{{at, v}};
+    Values seen;
     for (size_t budget = 64; !work.empty() && budget > 0; --budget) {
-      const std::string x = work.back();
+      const auto [in, x] = work.back();
       work.pop_back();
-      if (!seen.insert(x).second) continue;
+      if (!seen.insert({in, x}).second) continue;
+      const auto& prod = in == kSpec ? sprod : ps.progs[in].prod;
       auto p = prod.find(x);
       if (p == prod.end()) continue;
       const ir::Op& op = *p->second;
+      if (op.kind == "recv" && in != kSpec) {
+        if (const ir::Attr* t = op.attr("tag"); t && std::holds_alternative<ir::DimExpr>(*t))
+          if (auto it = ps.sends.find(std::get<ir::DimExpr>(*t).str()); it != ps.sends.end())
+            for (const auto& [from, send] : it->second) work.push_back({from, send->operands[0]});
+        continue;
+      }
       if (op.kind == "fill" || op.kind == "add_scalar") {
         const ir::Attr* a = op.attr("value");
         double val = 0;
@@ -218,18 +266,17 @@ std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
         if (op.kind == "fill") continue;
       }
       if (id_operand(op) >= 0 || op.kind == "loop") continue;
-      for (const auto& o : op.operands) work.push_back(o);
+      for (const auto& o : op.operands) work.push_back({in, o});
     }
   };
-  auto add = [&](const ir::Op& op, const std::vector<ir::DimExpr>* rs, const std::string& where,
-                 const std::map<std::string, const ir::Op*>& prod) {
+  auto add = [&](const ir::Op& op, const std::vector<ir::DimExpr>* rs, const std::string& where, size_t at) {
     std::vector<std::pair<int64_t, std::string>> ks;  // literal id, where it is written
     const ir::Attr* a = op.attr("offset");
     if (a && std::holds_alternative<ir::DimExpr>(*a) && std::get<ir::DimExpr>(*a).is_const() &&
         std::get<ir::DimExpr>(*a).const_value() >= 2)  // 0 and 1 are ids at every reduced size
       ks.emplace_back(std::get<ir::DimExpr>(*a).const_value(),
                       "op " + op.label() + " attribute offset");
-    cone_literals(op.operands[static_cast<size_t>(id_operand(op))], prod, ks);
+    cone_literals(op.operands[static_cast<size_t>(id_operand(op))], at, ks);
     for (const auto& lit : ks) {
       const int64_t k =
           lit.first;  // named, not bound: older compilers capture no structured binding
@@ -245,7 +292,7 @@ std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
         for (const auto& [v, r] : range) push(r);  // ids of unknown origin: every range
     }
   };
-  const std::map<std::string, const ir::Op*>* scope_prod = &sprod;
+  size_t scope = kSpec;
   std::function<void(const ir::Graph&, const std::string&,
                      const std::function<const std::vector<ir::DimExpr>*(const std::string&)>&)>
       walk = [&](const ir::Graph& g, const std::string& where, const auto& of) {
@@ -253,27 +300,25 @@ std::vector<IdLit> id_literals(const ir::Case& c, const ir::Bindings& given) {
           for (const auto& reg : op.regions) walk(reg, where, of);
           const int k = id_operand(op);
           if (k >= 0 && static_cast<size_t>(k) < op.operands.size())
-            add(op, of(op.operands[static_cast<size_t>(k)]), where, *scope_prod);
+            add(op, of(op.operands[static_cast<size_t>(k)]), where, scope);
         }
       };
   walk(c.spec->graph, "spec", [&](const std::string& v) -> const std::vector<ir::DimExpr>* {
     auto it = range.find(v);
     return it == range.end() ? nullptr : &it->second;
   });
-  for (const auto& prog : c.plan.programs) {
-    std::map<std::string, const ir::Op*> prod;
-    producers(prog.graph, prod);
-    scope_prod = &prod;
-    const std::set<std::string> inputs(prog.graph.inputs.begin(), prog.graph.inputs.end());
+  for (size_t pi = 0; pi < c.plan.programs.size(); ++pi) {
+    const ir::Program& prog = c.plan.programs[pi];
+    scope = pi;
     std::vector<std::vector<ir::DimExpr>> keep;  // ranges gathered per op, alive for `add`
     walk(prog.graph, "program " + prog.name,
          [&](const std::string& v) -> const std::vector<ir::DimExpr>* {
-           std::set<std::string> src, seen;
-           if (!sources(v, prod, inputs, src, seen) || src.empty()) return nullptr;
+           Values src, seen;
+           if (!sources(ps, pi, v, seen, &src) || src.empty()) return nullptr;
            std::vector<ir::DimExpr> rs;
-           for (const auto& in : src)
+           for (const auto& [from, in] : src)
              for (const auto& pl : c.plan.placements)
-               if (pl.program == prog.name && pl.value == in)
+               if (pl.program == c.plan.programs[from].name && pl.value == in)
                  if (auto it = range.find(pl.spec_value); it != range.end())
                    rs.insert(rs.end(), it->second.begin(), it->second.end());
            if (rs.empty()) return nullptr;

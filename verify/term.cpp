@@ -592,21 +592,23 @@ __int128 gcd128(__int128 a, __int128 b) {
 // gradients): normalizing `mean(x^2) + eps` inside every rsqrt of a norm
 // layer moved eps's 10^6 into coefficients that overflowed downstream.
 //
-// A sum with a constant (`mean(x^2) + eps`) is scaled by the square part of
-// its constant instead (the largest rational square dividing it, from
-// primes under 2^10 and a square cofactor): the same for two sums that
-// differ by a square factor, so rsqrt(4 s) meets rsqrt(s) / 2, and for two
-// ways of writing one polynomial (a variance in one pass or two: the
-// constant is eps in both, where a first coefficient depends on the form).
+// A sum with a constant is scaled by q^2, q the square part of its constant's
+// numerator (the largest integer square dividing it, from primes under 2^10
+// and a square cofactor), where q^2 divides every coefficient's numerator:
+// sqrt(4 (s + 1)) = 2 sqrt(s + 1) (rsqrt(4 s) meets rsqrt(s) / 2). The
+// constant is the same however the polynomial is written (a variance in one
+// pass or two), and every coefficient only shrinks: a square part of eps
+// (1e-5) would have grown them past 64 bits downstream.
 std::optional<Rational> TermTable::square_content(TermId s) const {
   const Node& n = nodes_[s];
   if (!n.nums.back().is_zero()) {
     const Rational& c = n.nums.back();
     if (n.nums.size() < 2) return std::nullopt;
-    const int64_t qn = square_part(c.num() < 0 ? -c.num() : c.num()), qd = square_part(c.den());
-    if (qn == 1 && qd == 1) return std::nullopt;
-    if (qn > (1 << 20) || qd > (1 << 20)) return std::nullopt;
-    return Rational(qn, qd);
+    const int64_t q = square_part(c.num() < 0 ? -c.num() : c.num());
+    if (q == 1 || q > (1 << 20)) return std::nullopt;
+    for (const Rational& r : n.nums)
+      if (r.num() % (q * q) != 0) return std::nullopt;
+    return Rational(q);
   }
   // gcd of the numerators over lcm of the denominators, in 128 bits.
   __int128 num = 0, den = 1;
