@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <variant>
@@ -102,6 +103,13 @@ const ir::DimExpr* expr_attr(const ir::Op& op, const char* name) {
   return a ? std::get_if<ir::DimExpr>(a) : nullptr;
 }
 
+// Ops that keep their operand's shape, for extents read through them.
+const std::set<std::string>& unary_kinds() {
+  static const std::set<std::string> k = {"square", "scale", "add_scalar", "abs", "relu", "exp", "log", "sqrt",
+                                          "rsqrt", "reciprocal", "tanh", "sigmoid", "silu", "gelu"};
+  return k;
+}
+
 // Where the layout of a value changes along one dim: the positions a
 // slice's window must stay on the same side of (SizeTerms::regions). Read
 // from the attributes of the pads, slices and concatenations that built
@@ -111,6 +119,12 @@ class Layout {
   explicit Layout(const ir::Case& c) {
     if (c.spec) index("spec", c.spec->graph);
     for (const auto& p : c.plan.programs) index("program " + p.name, p.graph);
+  }
+
+  // The extent of `value` along `dim`, where declared types and the
+  // attributes of the ops that built it say it.
+  std::optional<ir::DimExpr> extent_of(const std::string& scope, const std::string& value, int64_t dim) const {
+    return extent(scope, value, dim, 0);
   }
 
   // Positions along `dim` of `value` where its layout changes; those that
@@ -198,6 +212,27 @@ class Layout {
         }
       } else if (op->kind == "concat" || op->kind == "cast" || op->kind == "identity" || op->kind == "neg") {
         e = extent(scope, op->operands[0], dim, depth + 1);
+      } else if (op->kind.rfind("reduce_", 0) == 0 && op->kind != "reduce_scatter") {
+        // A reduction that keeps its dims: 1 along a reduced one.
+        const ir::Attr* k = op->attr("keepdim");
+        const ir::DimExpr* keep = k ? std::get_if<ir::DimExpr>(k) : nullptr;
+        const ir::Attr* ds = op->attr("dims");
+        const ir::Dims* dims = ds ? std::get_if<ir::Dims>(ds) : nullptr;
+        if (keep && keep->is_const() && keep->const_value() == 1 && dims) {
+          bool reduced = false;
+          for (const auto& x : *dims) reduced |= x.is_const() && x.const_value() == dim;
+          e = reduced ? std::optional<ir::DimExpr>(ir::DimExpr(int64_t{1})) : extent(scope, op->operands[0], dim, depth + 1);
+        }
+      } else if (op->operands.size() == 1 && unary_kinds().count(op->kind)) {
+        e = extent(scope, op->operands[0], dim, depth + 1);
+      } else if (op->kind == "allgather" && along) {  // the group's pieces side by side
+        const ir::Attr* a = op->attr("axes");
+        const ir::Strings* axes = a ? std::get_if<ir::Strings>(a) : nullptr;
+        auto n = extent(scope, op->operands[0], dim, depth + 1);
+        if (n && axes && !axes->empty()) {
+          e = *n;
+          for (const auto& x : *axes) e = *e * ir::DimExpr::sym(x);
+        }
       }
     } else if (const ir::Op* op = producer(scope, value); op && op->kind == "fill") {
       const ir::Attr* a = op->attr("shape");
@@ -356,6 +391,32 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
     }
   };
   for (const auto& prog : c.plan.programs) stashes(prog.graph);
+  // Single entries sliced out of one value along one dim (a max of the
+  // first, second and last entry, of a row or of a gathered amax): k of
+  // them leave some entry out only where the extent is above k, so the
+  // extent keeps its order against k (`reduce_bug_max_first_second_last_H_large`,
+  // once VERIFIED with H 64 -> 2 and 3).
+  std::map<std::tuple<std::string, std::string, int64_t>, std::set<std::string>> picked;
+  std::function<void(const std::string&, const ir::Graph&)> picks = [&](const std::string& scope, const ir::Graph& g) {
+    for (const auto& op : g.ops) {
+      for (const auto& r : op.regions) picks(scope, r);
+      int64_t dim;
+      const ir::DimExpr* size = op.kind == "slice" ? expr_attr(op, "size") : nullptr;
+      const ir::DimExpr* at = op.kind == "slice" ? expr_attr(op, "offset") : nullptr;
+      if (!size || !at || !size->is_const() || size->const_value() != 1 || has_coord(*at) || op.operands.empty() ||
+          !const_attr(op, "dim", dim))
+        continue;
+      picked[{scope, op.operands[0], dim}].insert(at->str());
+    }
+  };
+  if (c.spec) picks("spec", c.spec->graph);
+  for (const auto& prog : c.plan.programs) picks("program " + prog.name, prog.graph);
+  for (const auto& [key, offsets] : picked) {
+    if (offsets.size() < 2) continue;
+    const auto& [scope, value, dim] = key;
+    if (auto n = layout.extent_of(scope, value, dim); n && !has_coord(*n))
+      regions.emplace_back(ir::DimExpr(static_cast<int64_t>(offsets.size())), *n);
+  }
   for (const auto& pl : c.plan.placements)
     for (const auto& r : pl.region)
       col.index(r.offset, [&](std::set<std::string>& near) {
