@@ -6,6 +6,7 @@
 
 #include "ir/id_ranges.h"
 #include "ir/validate.h"
+#include "reduce/walk.h"
 
 namespace parity::reduce {
 
@@ -122,13 +123,7 @@ void id_offset_blockers(const ir::Case& c, Why& axes, Why& frozen) {
     std::map<std::string, std::set<std::string>> counts;  // loop var -> symbols of its count
     std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
       for (const auto& op : g.ops) {
-        if (op.kind == "loop") {
-          const ir::Attr* v = op.attr("var");
-          const ir::Attr* n = op.attr("count");
-          if (v && n && std::holds_alternative<std::string>(*v) &&
-              std::holds_alternative<ir::DimExpr>(*n))
-            std::get<ir::DimExpr>(*n).symbols(counts[std::get<std::string>(*v)]);
-        }
+        note_loop_count(op, counts);
         for (const auto& reg : op.regions) walk(reg);
         const int k = id_operand(op);
         if (k < 0 || static_cast<size_t>(k) >= op.operands.size()) continue;

@@ -293,13 +293,7 @@ void constant_index_blockers(const ir::Case& c, Why& axes, Why& frozen) {
     std::set<std::string> konst;
     std::map<std::string, std::set<std::string>> counts;  // loop var -> symbols of its count
     walk_ops(prog.graph, [&](const ir::Op& op) {
-      if (op.kind == "loop") {
-        const ir::Attr* v = op.attr("var");
-        const ir::Attr* n = op.attr("count");
-        if (v && n && std::holds_alternative<std::string>(*v) && std::holds_alternative<ir::DimExpr>(*n))
-          std::get<ir::DimExpr>(*n).symbols(counts[std::get<std::string>(*v)]);
-        return;
-      }
+      if (note_loop_count(op, counts)) return;
       bool from_const = op.operands.empty() ? makers.count(op.kind) > 0 : op.regions.empty();
       bool reads_const = false;
       for (const auto& o : op.operands) {
@@ -338,12 +332,7 @@ void coordinate_data_blockers(const ir::Case& c, Why& axes, Why& frozen) {
   for (const auto& prog : c.plan.programs) {
     std::map<std::string, std::set<std::string>> counts;  // loop var -> symbols of its count
     walk_ops(prog.graph, [&](const ir::Op& op) {
-      if (op.kind == "loop") {
-        const ir::Attr* v = op.attr("var");
-        const ir::Attr* n = op.attr("count");
-        if (v && n && std::holds_alternative<std::string>(*v) && std::holds_alternative<ir::DimExpr>(*n))
-          std::get<ir::DimExpr>(*n).symbols(counts[std::get<std::string>(*v)]);
-      }
+      note_loop_count(op, counts);
       for (const auto& [k, a] : op.attrs) {
         const auto* e = std::get_if<ir::DimExpr>(&a);
         if (!e || e->is_const() || !float_attr(op, k)) continue;

@@ -144,6 +144,15 @@ void walk_ops_mut(ir::Graph& g, const std::function<void(ir::Op&)>& f) {
   }
 }
 
+bool note_loop_count(const ir::Op& op, std::map<std::string, std::set<std::string>>& counts) {
+  if (op.kind != "loop") return false;
+  const ir::Attr* v = op.attr("var");
+  const ir::Attr* n = op.attr("count");
+  if (v && n && std::holds_alternative<std::string>(*v) && std::holds_alternative<ir::DimExpr>(*n))
+    std::get<ir::DimExpr>(*n).symbols(counts[std::get<std::string>(*v)]);
+  return true;
+}
+
 std::optional<double> float_literal(const ir::Op& op, const std::string& key, const ir::Attr& a) {
   if (const auto* x = std::get_if<double>(&a)) return *x;
   const auto* e = std::get_if<ir::DimExpr>(&a);

@@ -3,6 +3,7 @@
 // every op of large plans several times.
 #pragma once
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -37,6 +38,10 @@ bool has_coord(const ir::DimExpr& e);
 // Every op of a graph and of its regions, in program order.
 void walk_ops(const ir::Graph& g, const std::function<void(const ir::Op&)>& f);
 void walk_ops_mut(ir::Graph& g, const std::function<void(ir::Op&)>& f);
+
+// For a loop op: adds the dim symbols of its count under its index
+// variable (`mb` -> {M}) and says true; false for any other op.
+bool note_loop_count(const ir::Op& op, std::map<std::string, std::set<std::string>>& counts);
 
 // A float attribute's literal, also when written as an integer (`factor
 // i: "2"` reads as 2.0 wherever `f: 2` would).
