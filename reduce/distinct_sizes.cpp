@@ -1,6 +1,5 @@
 #include "reduce/distinct_sizes.h"
 
-#include <algorithm>
 #include <climits>
 #include <functional>
 #include <map>
@@ -105,8 +104,9 @@ const ir::DimExpr* expr_attr(const ir::Op& op, const char* name) {
 
 // Ops that keep their operand's shape, for extents read through them.
 const std::set<std::string>& unary_kinds() {
-  static const std::set<std::string> k = {"square", "scale", "add_scalar", "abs", "relu", "exp", "log", "sqrt",
-                                          "rsqrt", "reciprocal", "tanh", "sigmoid", "silu", "gelu"};
+  static const std::set<std::string> k = {"cast", "identity", "neg", "square", "scale", "add_scalar", "abs",
+                                          "relu", "exp", "log", "sqrt", "rsqrt", "reciprocal", "tanh", "sigmoid",
+                                          "silu", "gelu"};
   return k;
 }
 
@@ -210,7 +210,7 @@ class Layout {
           if (!n) return std::nullopt;
           e = e ? *e + *n : *n;
         }
-      } else if (op->kind == "concat" || op->kind == "cast" || op->kind == "identity" || op->kind == "neg") {
+      } else if (op->kind == "concat") {
         e = extent(scope, op->operands[0], dim, depth + 1);
       } else if (op->kind.rfind("reduce_", 0) == 0 && op->kind != "reduce_scatter") {
         // A reduction that keeps its dims: 1 along a reduced one.
@@ -354,60 +354,56 @@ SizeTerms size_terms(const ir::Case& c, const ir::Bindings& given, bool all_pair
   // loop count and the extent keep their order as given, or a reduced loop
   // no longer than the buffer drops nothing (`mb_bug_stash_fifo_P_slots_large`,
   // once VERIFIED with M 65536 -> 2 and P 4 -> 2).
-  std::function<void(const ir::Graph&)> stashes = [&](const ir::Graph& g) {
-    for (const auto& op : g.ops) {
-      for (const auto& r : op.regions) stashes(r);
-      const ir::DimExpr* count = op.kind == "loop" ? expr_attr(op, "count") : nullptr;
-      if (!count || has_coord(*count) || op.regions.empty()) continue;
-      const ir::Graph& body = op.regions[0];
-      // The carried values and what the body builds from them by moving or
-      // rescaling them (a cast, a concatenation with the new slot, a pad
-      // that rotates it): a slice of any of them windows the stash.
-      static const std::set<std::string> keeps = {"cast", "identity", "neg", "scale", "reshape",
-                                                  "concat", "pad", "add", "sub", "transpose"};
-      // Each such value with the carried input it comes from.
-      std::map<std::string, std::string> origin;
-      for (const auto& in : body.inputs) origin[in] = in;
-      for (const auto& x : body.ops) {
-        const std::string* from = nullptr;
-        for (const auto& o : x.operands)
-          if (auto it = origin.find(o); it != origin.end() && !from) from = &it->second;
-        if (!from) continue;
-        const std::string in = *from;
-        int64_t dim;
-        if (x.kind == "slice" && const_attr(x, "dim", dim)) {
-          // The slots it keeps, and the extent of the stash it came from.
-          if (const ir::DimExpr* size = expr_attr(x, "size"); size && !has_coord(*size))
-            regions.emplace_back(*count, *size);
-          auto t = body.types.find(in);
-          if (t != body.types.end() && dim >= 0 && static_cast<size_t>(dim) < t->second.shape.size()) {
-            const ir::DimExpr& extent = t->second.shape[static_cast<size_t>(dim)];
-            if (!has_coord(extent)) regions.emplace_back(*count, extent);
-          }
+  auto stashes = [&](const ir::Op& op) {
+    const ir::DimExpr* count = op.kind == "loop" ? expr_attr(op, "count") : nullptr;
+    if (!count || has_coord(*count) || op.regions.empty()) return;
+    const ir::Graph& body = op.regions[0];
+    // The carried values and what the body builds from them by moving or
+    // rescaling them (a cast, a concatenation with the new slot, a pad
+    // that rotates it): a slice of any of them windows the stash.
+    static const std::set<std::string> keeps = {"cast", "identity", "neg", "scale", "reshape",
+                                                "concat", "pad", "add", "sub", "transpose"};
+    // Each such value with the carried input it comes from.
+    std::map<std::string, std::string> origin;
+    for (const auto& in : body.inputs) origin[in] = in;
+    for (const auto& x : body.ops) {
+      const std::string* from = nullptr;
+      for (const auto& o : x.operands)
+        if (auto it = origin.find(o); it != origin.end() && !from) from = &it->second;
+      if (!from) continue;
+      const std::string in = *from;
+      int64_t dim;
+      if (x.kind == "slice" && const_attr(x, "dim", dim)) {
+        // The slots it keeps, and the extent of the stash it came from.
+        if (const ir::DimExpr* size = expr_attr(x, "size"); size && !has_coord(*size))
+          regions.emplace_back(*count, *size);
+        auto t = body.types.find(in);
+        if (t != body.types.end() && dim >= 0 && static_cast<size_t>(dim) < t->second.shape.size()) {
+          const ir::DimExpr& extent = t->second.shape[static_cast<size_t>(dim)];
+          if (!has_coord(extent)) regions.emplace_back(*count, extent);
         }
-        if (keeps.count(x.kind) || x.kind == "slice")
-          for (const auto& r : x.results) origin.emplace(r, in);
       }
+      if (keeps.count(x.kind) || x.kind == "slice")
+        for (const auto& r : x.results) origin.emplace(r, in);
     }
   };
-  for (const auto& prog : c.plan.programs) stashes(prog.graph);
+  for (const auto& prog : c.plan.programs) walk_ops(prog.graph, stashes);
   // Single entries sliced out of one value along one dim (a max of the
   // first, second and last entry, of a row or of a gathered amax): k of
   // them leave some entry out only where the extent is above k, so the
   // extent keeps its order against k (`reduce_bug_max_first_second_last_H_large`,
   // once VERIFIED with H 64 -> 2 and 3).
   std::map<std::tuple<std::string, std::string, int64_t>, std::set<std::string>> picked;
-  std::function<void(const std::string&, const ir::Graph&)> picks = [&](const std::string& scope, const ir::Graph& g) {
-    for (const auto& op : g.ops) {
-      for (const auto& r : op.regions) picks(scope, r);
+  auto picks = [&](const std::string& scope, const ir::Graph& g) {
+    walk_ops(g, [&](const ir::Op& op) {
       int64_t dim;
       const ir::DimExpr* size = op.kind == "slice" ? expr_attr(op, "size") : nullptr;
       const ir::DimExpr* at = op.kind == "slice" ? expr_attr(op, "offset") : nullptr;
       if (!size || !at || !size->is_const() || size->const_value() != 1 || has_coord(*at) || op.operands.empty() ||
           !const_attr(op, "dim", dim))
-        continue;
+        return;
       picked[{scope, op.operands[0], dim}].insert(at->str());
-    }
+    });
   };
   if (c.spec) picks("spec", c.spec->graph);
   for (const auto& prog : c.plan.programs) picks("program " + prog.name, prog.graph);
