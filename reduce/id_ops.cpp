@@ -47,15 +47,11 @@ struct Programs {
     for (size_t i = 0; i < p.programs.size(); ++i) {
       producers(p.programs[i].graph, progs[i].prod);
       progs[i].inputs.insert(p.programs[i].graph.inputs.begin(), p.programs[i].graph.inputs.end());
-      std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& g) {
-        for (const auto& op : g.ops) {
-          if (op.kind == "send" && !op.operands.empty())
-            if (const ir::Attr* t = op.attr("tag"); t && std::holds_alternative<ir::DimExpr>(*t))
-              sends[std::get<ir::DimExpr>(*t).str()].push_back({i, &op});
-          for (const auto& reg : op.regions) walk(reg);
-        }
-      };
-      walk(p.programs[i].graph);
+      walk_ops(p.programs[i].graph, [&](const ir::Op& op) {
+        if (op.kind == "send" && !op.operands.empty())
+          if (const ir::Attr* t = op.attr("tag"); t && std::holds_alternative<ir::DimExpr>(*t))
+            sends[std::get<ir::DimExpr>(*t).str()].push_back({i, &op});
+      });
     }
   }
 };
