@@ -534,8 +534,9 @@ void Gen::stage(int64_t s) {
                  {"tag", expr("$mb")},
                  {"shape", ints({c.b_size, recv_shape_s, "H"})},
                  {"dtype", "f32"}},
-                "recv." + spec_in);
+                spec_in);
       c.mark(x, spec_in, c.res_region("H"));
+      boundaries.push_back(x);
     }
     for (int64_t i = l0; i < l1; ++i) {
       x = layer(be, c, i, x, dm);
@@ -640,8 +641,9 @@ void Gen::stage(int64_t s) {
                   {"tag", expr(tag(ch.k, m))},
                   {"shape", ints({c.b_size, recv_shape_s, "H"})},
                   {"dtype", "f32"}},
-                 "recv." + spec_in);
+                 spec_in);
         c.mark(x, spec_in, c.res_region("H"));
+        c.boundaries.push_back({x, spec_in});
       }
       for (int64_t i = ch.l0; i < ch.l1; ++i) x = layer(e, c, i, x, dm);
       if (ch.k == K - 1) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
+#include "ir/op_registry.h"
 #include "ir/parallel.h"
 
 namespace parity::reduce {
@@ -243,6 +245,11 @@ struct Blocker {
       for (const auto& body : op.regions) {
         for (const auto& o : body.outputs) name(o);
       }
+      // A send or receive is the pipeline's seam, not part of a layer: the
+      // last layer of a stage, which sends its output, is then its
+      // neighbours' image, and so is the first, which reads what was received.
+      const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
+      if (!def || def->p2p) glue = true;
       if (glue || !layer || !op.regions.empty()) {
         ++out.glue_ops;
       } else {
@@ -282,6 +289,16 @@ void analyse(GraphLayers& gl) {
 std::string range_str(const std::pair<int64_t, int64_t>& r) {
   return r.first == r.second ? std::to_string(r.first)
                              : std::to_string(r.first) + ".." + std::to_string(r.second);
+}
+
+// The values `g` and its loop bodies receive.
+void collect_received(std::string_view program, const ir::Graph& g,
+                      std::set<std::pair<std::string_view, std::string_view>>& out) {
+  for (const auto& op : g.ops) {
+    if (op.kind == "recv")
+      for (const auto& r : op.results) out.insert({program, r});
+    for (const auto& b : op.regions) collect_received(program, b, out);
+  }
 }
 
 }  // namespace
@@ -345,7 +362,17 @@ std::vector<GraphLayers> find_layer_blocks(const ir::Case& c, size_t threads) {
     GraphLayers& s = out.emplace_back();
     s.scope = "spec";
     s.graph = &c.spec->graph;
-    for (const auto& p : c.plan.placements) s.placed[p.spec_value].push_back(&p);
+    // A received value is placed on the spec value its sender's is placed
+    // on: that placement is the transfer's, counted apart (a stage's last
+    // layer has its output placed twice, its neighbours once).
+    std::set<std::pair<std::string_view, std::string_view>> received;
+    for (const auto& prog : c.plan.programs) collect_received(prog.name, prog.graph, received);
+    for (const auto& p : c.plan.placements) {
+      if (received.count({p.program, p.value}))
+        s.transfers[p.spec_value].push_back(&p);
+      else
+        s.placed[p.spec_value].push_back(&p);
+    }
   }
   std::unordered_map<std::string_view, GraphLayers*> of;
   auto ordinals = std::make_shared<const std::vector<uint32_t>>(ir::partial_ordinals(c.plan));

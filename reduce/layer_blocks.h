@@ -70,6 +70,9 @@ struct GraphLayers {
   std::string program;  // empty for the spec
   const ir::Graph* graph = nullptr;
   PlacedMap placed;
+  // Spec only: placements of received values (kept apart from `placed`:
+  // the receiving program's copy of a value placed by its sender).
+  PlacedMap transfers;
   // Each placement's partial ordinal (ir::partial_ordinals, by its index in
   // the case's placements): which partial sum across programs it joins.
   std::shared_ptr<const std::vector<uint32_t>> ordinals;

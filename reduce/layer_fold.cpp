@@ -225,6 +225,13 @@ class ScopeFold {
   }
 
   size_t stubs() const { return stubs_.size(); }
+  ir::Op make_stub(const std::string& r, int line) const { return stub(r, line); }
+
+  // Whether `w` is the result of a `recv`.
+  bool received(std::string_view w) const {
+    auto it = def_.find(w);
+    return it != def_.end() && it->second.kind == Def::result && it->second.op->kind == "recv";
+  }
 
  private:
   const GraphLayers& gl_;
@@ -423,10 +430,11 @@ void p2p_segments(const ir::Graph& g, Segments& out) {
 
 // The dropped layers and their representatives: a layer is dropped when, in
 // every spec and program that has it, it lies in a run of images after the
-// run's first layer, holds no send or receive, and its collectives run over
-// mesh axes no program selector reads (so every member of a group runs the
-// same program, and the same block); its representative is the latest of
-// those first layers (kept everywhere, in every run). Each collective of a
+// run's first layer, exchanges no unplaced value with a send or receive, and
+// its collectives run over mesh axes no program selector reads (so every
+// member of a group runs the same program, and the same block); its
+// representative is the latest of those first layers (kept everywhere, in
+// every run). Each collective of a
 // dropped layer must also run in the same graph as its image in the
 // representative with no send or receive between them, so that the folded
 // case's schedule decides the whole one's (docs/soundness.md, "Layer fold").
@@ -434,12 +442,40 @@ std::map<int64_t, int64_t> choose(const ir::Case& c, const std::vector<GraphLaye
   std::set<std::string> selected;  // axes some program's selector reads
   for (const auto& p : c.plan.programs)
     for (const auto& [axis, vals] : p.ranks.fixed) selected.insert(axis);
+  // Sends and receives are glue, kept whole; a layer that exchanges
+  // unplaced values with them (ring attention's key and value chunks) is
+  // kept with them: only placed values are seeded where a cone stops.
+  std::set<int64_t> p2p_bound;
+  for (const auto& g : gs) {
+    if (g.program.empty()) continue;
+    std::set<std::string_view> unplaced_recv;
+    std::function<void(const ir::Graph&)> walk = [&](const ir::Graph& gr) {
+      for (const auto& op : gr.ops) {
+        for (const auto& b : op.regions) walk(b);
+        const ir::OpDef* d = ir::OpRegistry::get().find(op.kind);
+        if (d && !d->p2p) continue;
+        for (const auto& w : op.operands) {
+          auto it = g.names.find(w);
+          if (!g.placed.count(w) && it != g.names.end() && it->second.block >= 0)
+            p2p_bound.insert(it->second.block);
+        }
+        for (const auto& r : op.results)
+          if (!g.placed.count(r)) unplaced_recv.insert(r);
+      }
+    };
+    walk(*g.graph);
+    if (unplaced_recv.empty()) continue;
+    for (const auto& [l, b] : g.blocks)
+      for (const ir::Op* op : b.ops)
+        for (const auto& w : op->operands)
+          if (unplaced_recv.count(w)) p2p_bound.insert(l);
+  }
   std::set<int64_t> all;
   for (const auto& g : gs)
     for (const auto& [l, b] : g.blocks) all.insert(l);
   std::map<int64_t, int64_t> rep;
   for (int64_t l : all) {
-    bool ok = true;
+    bool ok = !p2p_bound.count(l);
     int64_t r = -1;
     for (const auto& g : gs) {
       auto b = g.blocks.find(l);
@@ -561,9 +597,11 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     return f;
   }
   // The analysis costs about as much as building two layers' stages: fold
-  // only where at least 40% of the layers could go. A program keeps its
-  // first, one representative and its last layer; its layers are counted
-  // from its inputs' names (weights carry them), which costs nothing.
+  // only where at least 40% of the layers could go, counting three kept
+  // layers a program (a model's first layer differs from the next, and a
+  // layer that differs splits a run), so that plans of a few layers a stage
+  // skip it. Layers are counted from the inputs' names (weights carry
+  // them), which costs nothing.
   {
     size_t layers = 0, droppable = 0;
     for (const auto& p : c.plan.programs) {
@@ -618,11 +656,21 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     for (size_t k = 1; k < gs.size(); ++k) scope_of[gs[k].program] = k;
     // A dropped layer's values are placed only on its spec values and its
     // spec values only by them: their stages are the dropped layer's alone.
+    // One exception: a received value placed on a dropped layer's spec
+    // value (the next pipeline stage's copy of a stage's last output). Its
+    // stage is built in the folded case with the spec value free, proving
+    // that placement for every value its sender's placement stands for.
+    std::map<std::string, std::set<std::pair<std::string, std::string>>> open;
     for (const auto& p : c.plan.placements) {
       auto it = scope_of.find(p.program);
       if (it == scope_of.end()) throw Refused{"a placement names an unknown program"};
       bool plan_side = scopes[it->second].of_dropped(p.value);
       bool spec_side = scopes[0].of_dropped(p.spec_value);
+      if (!plan_side && spec_side && p.kind == ir::PlacementKind::region &&
+          scopes[it->second].received(p.value)) {
+        open[p.spec_value].insert({p.program, p.value});
+        continue;
+      }
       if (plan_side != spec_side)
         throw Refused{"program " + p.program + " places '" + p.value + "' on spec '" +
                       p.spec_value + "': one is of a layer that would be dropped, the other not"};
@@ -713,15 +761,28 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     sg.inputs = std::move(ins);
     defined[0].insert(sg.inputs.begin(), sg.inputs.end());
     defs(sg, defined[0]);
+    // A dropped spec value that only a stub's placement still targets (a
+    // kept send reads the stub) gets a stub too: its stage is an image.
+    std::vector<ir::Op> spec_stubs;
     for (const auto& y : targeted)
-      if (!defined[0].count(y))
-        throw Refused{"spec value '" + y + "' is placed on but would not be defined"};
+      if (!defined[0].count(y)) {
+        if (!scopes[0].of_dropped(y))
+          throw Refused{"spec value '" + y + "' is placed on but would not be defined"};
+        spec_stubs.push_back(scopes[0].make_stub(y, 0));
+        defined[0].insert(y);
+      }
+    sg.ops.insert(sg.ops.begin(), std::make_move_iterator(spec_stubs.begin()),
+                  std::make_move_iterator(spec_stubs.end()));
     std::map<std::string, ir::Role> roles;
     std::unordered_set<std::string> ends(sg.inputs.begin(), sg.inputs.end());
     ends.insert(sg.outputs.begin(), sg.outputs.end());
     for (const auto& [v, r] : out.spec->roles)
       if (ends.count(v)) roles[v] = r;
     out.spec->roles = std::move(roles);
+    for (auto& [y, vs] : open)
+      if (!f.assumed.count(y))
+        throw Refused{"spec value '" + y + "' is received on a kept program but not placed there"};
+    f.open = std::move(open);
     f.kase = std::move(out);
     f.folded = true;
     f.dropped = rep.size();

@@ -23,6 +23,10 @@ struct LayerFold {
   // (a `fill` carrying the placement) for values of dropped layers that kept
   // ops read. Their stages are images of a kept layer's and are not proved.
   std::set<std::string> assumed;
+  // Of those, the ones a kept program receives (the next pipeline stage's
+  // copy of a dropped layer's output): their stages are built with the spec
+  // value free, proving only these (program, value) placements.
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> open;
   size_t layers = 0, dropped = 0;
   std::string summary;  // what was folded, or why not
 };

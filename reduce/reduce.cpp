@@ -305,6 +305,9 @@ void constant_index_blockers(const ir::Case& c, Why& axes, Why& frozen) {
       if (!reads_const) return;
       std::set<std::string> syms;
       for (const auto& [k, a] : op.attrs) {
+        // A message tag names the message; it selects no data (a layer
+        // fold's stub, a `fill`, is sent with tag `$mb`).
+        if (k == "tag") continue;
         if (auto* e = std::get_if<ir::DimExpr>(&a)) e->symbols(syms);
         if (auto* d = std::get_if<ir::Dims>(&a))
           for (const auto& e : *d) e.symbols(syms);

@@ -134,8 +134,8 @@ void append_region_key(std::string& k, const std::vector<ir::Range>& region, con
 }  // namespace
 
 StageGraph::StageGraph(const ir::Case& c, size_t threads, const ir::TypeMap* spec_types, size_t max_rank_instructions,
-                       const std::set<std::string>* assumed)
-    : c_(c), threads_(threads), max_rank_instructions_(max_rank_instructions), assumed_(assumed) {
+                       const std::set<std::string>* assumed, const OpenStages* open)
+    : c_(c), threads_(threads), max_rank_instructions_(max_rank_instructions), assumed_(assumed), open_(open) {
   if (!c.spec) throw ir::EvalError("no spec");
   dims_ = c.spec->dims;
   for (const auto& [k, v] : c.plan.dims) dims_[k] = v;
@@ -498,7 +498,8 @@ void StageGraph::build_stages() {
   }
   std::vector<std::pair<int32_t, std::string>> order;
   for (const auto& [y, ns] : placed_on_)
-    if (!assumed_ || !assumed_->count(y)) order.push_back({spec_node_of_.at(y), y});
+    if (!assumed_ || !assumed_->count(y) || (open_ && open_->count(y)))
+      order.push_back({spec_node_of_.at(y), y});
   std::sort(order.begin(), order.end());
   // Stages only read the node graph: they are sliced and keyed on every core,
   // each thread taking the next spec value, and kept in spec order.
@@ -511,7 +512,10 @@ void StageGraph::build_stages() {
   std::vector<std::optional<Stage>> built(order.size());
   size_t threads = threads_ ? threads_ : ir::hardware_threads();
   ir::parallel_for(order.size(), std::min(threads, (order.size() + 63) / 64), [&](size_t i) {
-    built[i] = make_stage(order[i].first, order[i].second);
+    const std::string& y = order[i].second;
+    const std::set<std::pair<std::string, std::string>>* only = nullptr;
+    if (assumed_ && assumed_->count(y)) only = &open_->at(y);
+    built[i] = make_stage(order[i].first, y, only);
     size_t total = built[i] ? sliced += built[i]->plan_nodes.size() : sliced.load();
     if (total > 4 * plan_nodes + 1000)
       throw ir::EvalError("the placements are too sparse to cut the plan into stages (stages would re-run over " +
@@ -582,7 +586,8 @@ class LocalIndex {
 };
 }  // namespace
 
-std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) const {
+std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y,
+                                            const std::set<std::pair<std::string, std::string>>* only) const {
   const ir::Plan& p = c_.plan;
   Stage s;
   s.spec_value = y;
@@ -618,7 +623,13 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
     }
     return true;
   };
-  post_order(sid, spec_enter, s.spec_nodes);
+  if (only) {
+    // An open stage: the spec value is free, whatever computes it.
+    seen.insert(sid);
+    s.spec_inputs.push_back(sid);
+  } else {
+    post_order(sid, spec_enter, s.spec_nodes);
+  }
   // Obligations.
   // The region is part of the key: one rank may place two partial sums on
   // two regions of one spec value (balanced context-parallel chunks).
@@ -632,6 +643,7 @@ std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y) c
     for (uint32_t pl : nd.placements) {
       const ir::Placement& P = p.placements[pl];
       if (P.spec_value != y) continue;
+      if (only && !only->count({P.program, P.value})) continue;
       // An input's first placement is how it is seeded: nothing to prove.
       if (nd.instr < 0 && pl == nd.placements[0]) continue;
       if (P.kind == ir::PlacementKind::region) {

@@ -65,6 +65,8 @@ struct Stage {
   const std::string* key = nullptr;
 };
 
+using OpenStages = std::map<std::string, std::set<std::pair<std::string, std::string>>>;
+
 class StageGraph {
  public:
   // `c` must be validated. Throws ir::EvalError when the case has a shape the
@@ -75,9 +77,13 @@ class StageGraph {
   // laying out its nodes: it has no stages, only rank_instructions().
   // `assumed`: spec values whose stages are not built (a layer fold proves
   // them as images of kept ones); they still cut the stages that read them.
+  // `open`: of those, values whose stage is built with the spec value itself
+  // free (a fresh input), proving only the placements of the (program, value)
+  // pairs listed: a value received from a stage whose layer was folded away.
   explicit StageGraph(const ir::Case& c, size_t threads = 0, const ir::TypeMap* spec_types = nullptr,
                       size_t max_rank_instructions = SIZE_MAX,
-                      const std::set<std::string>* assumed = nullptr);
+                      const std::set<std::string>* assumed = nullptr,
+                      const OpenStages* open = nullptr);
   ~StageGraph();
 
   const ir::Case& kase() const { return c_; }
@@ -101,7 +107,9 @@ class StageGraph {
   void build_spec_nodes();
   void build_stages();
   // The stage of spec value `y` (node `sid`), or none when nothing is placed on it.
-  std::optional<Stage> make_stage(int32_t sid, const std::string& y) const;
+  // `only`: the stage of an open spec value (see the constructor).
+  std::optional<Stage> make_stage(int32_t sid, const std::string& y,
+                                  const std::set<std::pair<std::string, std::string>>* only = nullptr) const;
   // Writes the canonical key of `s` into `k` (cleared first).
   void key_of(const Stage& s, std::string& k) const;
   const std::string* intern(const std::string& k) const;
@@ -167,6 +175,7 @@ class StageGraph {
   size_t threads_ = 0;
   size_t max_rank_instructions_ = SIZE_MAX;
   const std::set<std::string>* assumed_ = nullptr;
+  const OpenStages* open_ = nullptr;
   ir::TypeMap spec_types_;
 };
 

@@ -57,20 +57,21 @@ TEST(LayerBlocks, TokensStandAloneBetweenSeparators) {
   EXPECT_FALSE(reduce::is_shifted("l9.x", "l10.x.y", 1));
 }
 
-// A pipeline stage's interior layers are the same block written out again;
-// the first and last layer of a stage (receive, send) and of the model
-// (embedding, head) differ.
+// A pipeline stage's layers are the same block written out again: sends and
+// receives are glue, so a stage's first layer (reading what it received) and
+// its last (whose output is sent) are images too. The model's first and last
+// layers (embedding, head) differ.
 TEST(LayerBlocks, InteriorLayersOfAGeneratedPlanAreImages) {
   auto g = reduce::find_layer_blocks(corpus::generate(llama16()));
   const auto& spec = scope(g, "spec");
   EXPECT_EQ(spec.blocks.size(), 16u);
-  EXPECT_TRUE(has_run(spec, 1, 6)) << reduce::layers_report(g);
-  EXPECT_TRUE(has_run(spec, 9, 14)) << reduce::layers_report(g);
+  EXPECT_TRUE(has_run(spec, 1, 14)) << reduce::layers_report(g);
   const auto& s0 = scope(g, "program stage0");
-  EXPECT_TRUE(has_run(s0, 1, 6)) << reduce::layers_report(g);
+  EXPECT_TRUE(has_run(s0, 1, 7)) << reduce::layers_report(g);
   EXPECT_GT(s0.glue_ops, 0u);  // the microbatch loop carries every layer's accumulators
   const auto& s1 = scope(g, "program stage1");
-  EXPECT_TRUE(has_run(s1, 9, 14)) << reduce::layers_report(g);
+  EXPECT_TRUE(has_run(s1, 8, 14)) << reduce::layers_report(g);
+  EXPECT_EQ(s1.blocks.count(7), 0u);  // it only receives layer 7's output
 }
 
 // A bug in one layer breaks the run at that layer, and the report names the
@@ -80,16 +81,16 @@ TEST(LayerBlocks, AOneLayerBugIsTheLayerThatIsNoImage) {
   corpus::inject_bug(c, "missing-allreduce@layer=4");
   auto g = reduce::find_layer_blocks(c);
   const auto& s0 = scope(g, "program stage0");
-  EXPECT_FALSE(has_run(s0, 1, 6));
+  EXPECT_FALSE(has_run(s0, 1, 7));
   EXPECT_TRUE(has_run(s0, 1, 3)) << reduce::layers_report(g);
-  EXPECT_TRUE(has_run(s0, 5, 6)) << reduce::layers_report(g);
+  EXPECT_TRUE(has_run(s0, 5, 7)) << reduce::layers_report(g);
   auto br =
       std::find_if(s0.breaks.begin(), s0.breaks.end(), [](const auto& b) { return b.layer == 4; });
   ASSERT_NE(br, s0.breaks.end());
   ASSERT_NE(br->op, nullptr);
   EXPECT_NE(br->op->label().find("l4."), std::string::npos) << br->op->label();
   // The spec is untouched: its run goes on through layer 4.
-  EXPECT_TRUE(has_run(scope(g, "spec"), 1, 6));
+  EXPECT_TRUE(has_run(scope(g, "spec"), 1, 14));
 }
 
 // A constant changed in one layer only (same op count, same names) is found

@@ -6,6 +6,7 @@
 
 #include "frontend/proto/case_io.h"
 #include "ir/validate.h"
+#include "reduce/layer_fold.h"
 #include "reduce/reduce.h"
 #include "tools/cli.h"
 
@@ -20,6 +21,7 @@ void add_reduce(CLI::App& app, Action& run) {
   static bool no_shape = false;
   static int64_t least = 2;
   static bool second = false;
+  static bool fold = false;
   cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
   cmd->add_option("-o,--output", out, "the reduced case (.pb binary, otherwise text)")->required();
   cmd->add_option("--keep", keep, "coordinates kept of each run of interchangeable ones (at least 2)")
@@ -30,13 +32,29 @@ void add_reduce(CLI::App& app, Action& run) {
   cmd->add_flag("--second-look", second,
                 "the instance verify's second look checks: --keep 3 --least 3, every index size kept apart from "
                 "every size that differs from it as given");
+  cmd->add_flag("--fold", fold,
+                "fold repeated layers first, as verify does (the layers kept and the stubs standing in for the "
+                "others: docs/soundness.md, \"Layer fold\")");
   cmd->callback([&run] {
     run = [] {
       std::string label = files_label(files);
       ir::Case c = load_case(files);
       // Reduction needs a valid case; the schedule of a huge mesh is simulated
       // on the reduced instance (as verify does).
-      if (int rc = report_diags(ir::validate_case(c, label, 20'000)); rc != kOk) return rc;
+      ir::TypeMap spec_types;
+      std::map<std::string, ir::TypeMap> types;
+      if (int rc = report_diags(ir::validate_case(c, label, 20'000, 0, fold ? &spec_types : nullptr,
+                                                  fold ? &types : nullptr));
+          rc != kOk)
+        return rc;
+      if (fold) {
+        reduce::LayerFold f = reduce::fold_layers(c, spec_types, types);
+        if (f.folded)
+          fmt::print("  layer fold: {}\n", f.summary);
+        else
+          fmt::print("  layer fold: not folded ({})\n", f.summary.empty() ? "too few layers to fold" : f.summary);
+        if (f.folded) c = std::move(f.kase);
+      }
       reduce::Options o;
       o.keep = second ? std::max<int64_t>(keep, 3) : keep;
       o.least = second ? std::max<int64_t>(least, 3) : least;

@@ -1385,7 +1385,8 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // the two instances disagree, so neither is believed.
     std::string look_note;  // what the second look ran, when it found nothing
     auto second_look = [&](const Verdict& v, const ir::Case& base, const std::vector<std::string>& reductions,
-                           const std::set<std::string>* assumed) -> std::optional<Verdict> {
+                           const std::set<std::string>* assumed,
+                           const reduce::OpenStages* open) -> std::optional<Verdict> {
       if (v.kind != VerdictKind::verified) return std::nullopt;
       const std::string applied = comma_list(reductions);
       // A difference confirmed on the plan as given is its counterexample.
@@ -1484,6 +1485,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         StageOptions ao2 = so;
         ao2.spec_types = alt.changed ? &alt.spec_types : nullptr;
         ao2.assumed = assumed;
+        ao2.open = open;
         ao2.cache_dir.clear();
         StagedResult asr = prove_by_stages(second_case, ao2);
         const std::string what = "a second instance reduced at other sizes (" + second_applied() + ") ";
@@ -1523,9 +1525,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // A look that runs out of memory found no difference: the reduced
     // VERIFIED stands, and the note says the look could not be made.
     auto guarded_look = [&](const Verdict& v, const ir::Case& base, const std::vector<std::string>& reductions,
-                            const std::set<std::string>* assumed) -> std::optional<Verdict> {
+                            const std::set<std::string>* assumed,
+                            const reduce::OpenStages* open = nullptr) -> std::optional<Verdict> {
       try {
-        return second_look(v, base, reductions, assumed);
+        return second_look(v, base, reductions, assumed, open);
       } catch (const std::bad_alloc&) {
         look_note = "the second look ran out of memory (tensors too large at its sizes) and was not made";
         return std::nullopt;
@@ -1572,6 +1575,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
           StageOptions fo = so;
           fo.spec_types = fr.changed ? &fr.spec_types : &unreduced_spec_types;
           fo.assumed = &fold.assumed;
+          fo.open = &fold.open;
           StagedResult sr = prove_by_stages(ft, fo);
           // A difference where a count is 0 is found again unfolded, where
           // it is reported.
@@ -1595,7 +1599,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
               sr = StagedResult{};
               fr = reduce::Result{};
               const auto l0 = std::chrono::steady_clock::now();
-              if (auto nv = guarded_look(v, fold.kase, v.reductions, &fold.assumed)) return *nv;
+              if (auto nv = guarded_look(v, fold.kase, v.reductions, &fold.assumed, &fold.open)) return *nv;
               v.second_look = look_note;
               v.second_look_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
             }

@@ -410,7 +410,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     }
     progress_start(opt.progress, "building stages");
     auto graph = std::make_shared<const reduce::StageGraph>(c, opt.threads, opt.spec_types,
-                                                            opt.max_rank_instructions, opt.assumed);
+                                                            opt.max_rank_instructions, opt.assumed, opt.open);
     const reduce::StageGraph& g = *graph;
     r.build_seconds = std::chrono::duration<double>(Clock::now() - t0).count();
     if (g.rank_instructions() > opt.max_rank_instructions) {

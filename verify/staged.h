@@ -82,6 +82,8 @@ struct StageOptions {
   const ir::TypeMap* spec_types = nullptr;
   // Spec values whose stages are proved elsewhere (reduce/layer_fold.h).
   const std::set<std::string>* assumed = nullptr;
+  // Of those, the ones whose transfers are still proved (reduce/stages.h).
+  const reduce::OpenStages* open = nullptr;
 };
 
 StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt);
