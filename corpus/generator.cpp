@@ -791,10 +791,17 @@ void Gen::stage(int64_t s) {
     }
   }
   if (o_.step != Step::grads) {
+    std::map<std::string, std::string> sumsq;
     std::string norm = global_norm(e, final_grads, distinct,
-                                   pipelined ? std::vector<std::string>{"pp"} : std::vector<std::string>{});
+                                   pipelined ? std::vector<std::string>{"pp"} : std::vector<std::string>{},
+                                   &sumsq);
     e.output(norm);
     place(prog, norm, kGradNorm, {});
+    // Each param's squared norm is a partial sum over the axes its shards
+    // differ along (a replica's is the whole): a cut in the norm's sum over
+    // every parameter, so that a folded layer's term is a stub, not its ops.
+    if (o_.marks == "all")
+      for (const auto& [p, v] : sumsq) place(prog, v, "clip.sumsq." + p, {}, distinct.at(p));
     if (o_.step == Step::adamw) {
       std::string coef = clip_coef(e, norm, StepConsts{});
       for (const ParamDef* p : held) {

@@ -749,7 +749,8 @@ PlanLoss plan_loss(Emitter& e, Ctx& c, const std::string& logits, const Data& d,
 
 std::string global_norm(Emitter& e, const std::vector<std::pair<std::string, std::string>>& grads,
                         const std::map<std::string, std::vector<std::string>>& distinct_axes,
-                        const std::vector<std::string>& total_axes) {
+                        const std::vector<std::string>& total_axes,
+                        std::map<std::string, std::string>* sumsq) {
   // Squared norms of shards that differ across some axes are summed over them;
   // replicas are counted once.
   std::map<std::vector<std::string>, std::vector<std::string>> groups;
@@ -758,6 +759,7 @@ std::string global_norm(Emitter& e, const std::vector<std::pair<std::string, std
     Shape all;
     for (size_t k = 0; k < e.type(g).rank(); ++k) all.push_back(std::to_string(k));
     std::string s = e.op("reduce_sum", {sq}, {{"dims", ints(all)}}, "clip.sumsq." + p);
+    if (sumsq) (*sumsq)[p] = s;
     auto it = distinct_axes.find(p);
     groups[it == distinct_axes.end() ? std::vector<std::string>{} : it->second].push_back(s);
   }

@@ -172,10 +172,12 @@ PlanLoss plan_loss(Emitter& e, Ctx& c, const std::string& logits, const Data& d,
 // The global gradient norm over (param, grad value) pairs. In plans a
 // param's squared norm is summed over `distinct_axes[param]` (the axes along
 // which its local grads are different shards; replicas are counted once), and
-// the total over `total_axes` (pipeline stages).
+// the total over `total_axes` (pipeline stages). `sumsq`, when given,
+// receives each param's squared norm value (`clip.sumsq.<param>`).
 std::string global_norm(Emitter& e, const std::vector<std::pair<std::string, std::string>>& grads,
                         const std::map<std::string, std::vector<std::string>>& distinct_axes,
-                        const std::vector<std::string>& total_axes);
+                        const std::vector<std::string>& total_axes,
+                        std::map<std::string, std::string>* sumsq = nullptr);
 // min(1, clip / (norm + eps)).
 std::string clip_coef(Emitter& e, const std::string& norm, const StepConsts& k);
 // AdamW of one parameter (grad already clipped); results named `names`
