@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "ir/error.h"
 
@@ -85,6 +87,56 @@ std::string Comparison::summary() const {
                      tensors.size(), where);
 }
 
+namespace {
+
+// A placed value computed from one other placed value carries its rounding
+// too, which its own control run need not show: a sum of squares of a
+// gradient whose elements the plan rounds 20 ulps off the spec's is off in
+// the same direction, while the control's differences cancel. So such a
+// value's tolerance is at least twice its source's relative tolerance
+// (tolerance over scale), through unplaced spec values, times its own scale
+// (a square doubles a relative error). A value of several placed sources
+// inherits nothing: a small source's large relative tolerance says little of
+// a sum's (a gradient norm missing one parameter's term still differs). Only
+// the source's own tolerance is used, so nothing compounds along a chain.
+void inherit_tolerances(const ir::Spec& spec, const std::map<std::string, size_t>& index,
+                        std::vector<TensorStats>& tensors, const CompareOptions& opt) {
+  std::map<std::string, const ir::Op*> producer;
+  std::function<void(const ir::Graph&)> index_ops = [&](const ir::Graph& g) {
+    for (const auto& op : g.ops) {
+      for (const auto& r : op.results) producer[r] = &op;
+      for (const auto& b : op.regions) index_ops(b);
+    }
+  };
+  index_ops(spec.graph);
+  std::vector<double> own(tensors.size());
+  for (size_t k = 0; k < tensors.size(); ++k)
+    own[k] = tensors[k].scale > 0 ? tensors[k].tol / tensors[k].scale : 0;
+  for (const auto& [name, k] : index) {
+    TensorStats& t = tensors[k];
+    std::set<size_t> sources;
+    std::set<std::string> seen;
+    std::vector<std::pair<std::string, int>> work;
+    if (auto p = producer.find(name); p != producer.end())
+      for (const auto& o : p->second->operands) work.push_back({o, 0});
+    while (!work.empty()) {
+      auto [v, depth] = work.back();
+      work.pop_back();
+      if (!seen.insert(v).second) continue;
+      if (auto i = index.find(v); i != index.end()) {
+        sources.insert(i->second);
+        continue;
+      }
+      auto p = producer.find(v);
+      if (p == producer.end() || depth >= 8) continue;
+      for (const auto& o : p->second->operands) work.push_back({o, depth + 1});
+    }
+    if (sources.size() == 1) t.tol = std::max(t.tol, opt.inherit * own[*sources.begin()] * t.scale);
+  }
+}
+
+}  // namespace
+
 Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces,
                    const Values& spec_values, const Values& control, DType dtype,
                    const CompareOptions& opt, const Values* perturbed) {
@@ -141,7 +193,11 @@ Comparison compare(const ir::Spec& spec, const std::vector<Piece>& pieces,
       }
       cmp.tensors.push_back(t);
     }
-    TensorStats& t = cmp.tensors[it->second];
+  }
+  inherit_tolerances(spec, index, cmp.tensors, opt);
+  for (const Piece& pc : pieces) {
+    const ir::Tensor<double>& s = spec_values.at(pc.spec_value);
+    TensorStats& t = cmp.tensors[index.at(pc.spec_value)];
     ++t.pieces;
     auto cov = covered.find(pc.spec_value);
     for (int64_t e = 0; e < pc.value.size(); ++e) {

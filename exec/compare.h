@@ -31,6 +31,10 @@
 // (64 by default: far more than rounding moves a well-conditioned value) is
 // cancellation noise and gets k * perturbed(T) instead.
 //
+// A value computed from exactly one other placed value (a gradient's sum of
+// squares) inherits its rounding: its relative tolerance tol(T)/scale(T) is
+// at least inherit (2) times the source's own (so nothing compounds).
+//
 // An element matches when |plan - spec| <= tol(T); a NaN matches only a NaN.
 // The verdict is MATCH when every element of every placed value does, else
 // DIFFERS, naming the element with the largest error relative to its
@@ -51,6 +55,9 @@ struct CompareOptions {
   double cancel_ulps = 64;
   // Every value's tolerance is at least this many times its perturbed error.
   double perturbed_k = 2;
+  // A value's relative tolerance is at least this many times that of the
+  // placed values it is computed from (see compare()).
+  double inherit = 2;
 };
 
 // RunOptions of the control run for a run with options `o`.

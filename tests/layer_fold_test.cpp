@@ -249,14 +249,20 @@ TEST(LayerFold, AConstantChangedInOneDroppableLayerIsFound) {
   EXPECT_EQ(verify::verify_case(c, "t", {}).kind, verify::VerdictKind::mismatch);
 }
 
-// Three layers a pipeline stage leave nothing to drop (first, representative,
-// last): the analysis is not even run, and nothing is said.
+// One layer a pipeline stage leaves nothing to drop: the analysis is not
+// even run, and nothing is said. Three a stage fold to the first of each.
 TEST(LayerFold, TooFewLayersAStageAreNotAnalysed) {
   corpus::GenOptions o = llama16();
-  o.layers = 6;
+  o.layers = 2;
   Folded f = fold_of(corpus::generate(o));
   EXPECT_FALSE(f.fold.folded);
   EXPECT_TRUE(f.fold.summary.empty()) << f.fold.summary;
+  o.layers = 6;
+  Folded three = fold_of(corpus::generate(o));
+  EXPECT_TRUE(three.fold.folded);
+  EXPECT_NE(three.fold.summary.find("layers 6 -> 4 (the others proved as exact images of a kept layer: 2 as 1, 4 as 3;"),
+            std::string::npos)
+      << three.fold.summary;
 }
 
 // A wrong placement on one layer's loop-carried accumulator (a partial sum

@@ -70,7 +70,11 @@ nlohmann::json report_json(const RunArgs& a, const std::string& label, const Rep
     j["tolerance"] = {
         {"k", r.cmp->opt.k},
         {"floor_eps", r.cmp->opt.floor_eps},
-        {"rule", "max(k * control error, floor_eps * epsilon(dtype) * max|spec|) per spec value"},
+        {"inherit", r.cmp->opt.inherit},
+        {"rule",
+         "max(k * control error, floor_eps * epsilon(dtype) * max|spec|, perturbed_k * perturbed error, "
+         "inherit * relative tolerance of the one placed value it is computed from * max|spec|) per spec "
+         "value"},
         {"control", "spec rerun with pairwise summation and the reference matmul"}};
     for (const auto& t : r.cmp->tensors)
       j["tensors"].push_back({{"spec_value", t.spec_value},
