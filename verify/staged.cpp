@@ -35,6 +35,7 @@ class StageProver {
     const ir::Spec& s = *g.kase().spec;
     ranges_ = ir::id_ranges(s, g.spec_types(), g.dims(), &negative_);
   }
+  void limit_bytes(size_t b) { tt_.limit_bytes(b); }
 
   // "" when every obligation of the stage is proved; else what was not.
   std::string prove(const reduce::Stage& st, size_t index) {
@@ -464,9 +465,13 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     std::atomic<size_t> first_failed{SIZE_MAX};
     std::mutex m;
     size_t why_k = SIZE_MAX;
-    auto work = [&] {
-      std::optional<StageProver> sp;
+    auto fresh_prover = [&](std::optional<StageProver>& sp) {
       sp.emplace(g, opt.expand_budget);
+      sp->limit_bytes(opt.max_term_bytes);
+    };
+    auto work_on = [&] {
+      std::optional<StageProver> sp;
+      fresh_prover(sp);
       for (size_t n; (n = next.fetch_add(1)) < mine.size();) {
         size_t k = mine[n];
         if (k > first_failed.load()) continue;
@@ -503,7 +508,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
             failed = true;
           }
           zero_cancelled += sp->zero_cancelled();
-          sp.emplace(g, opt.expand_budget);  // a fresh prover for the stages before it
+          fresh_prover(sp);  // a fresh prover for the stages before it
           continue;
         }
         info.seconds = std::chrono::duration<double>(Clock::now() - s0).count();
@@ -513,6 +518,18 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
       obligations += sp->obligations();
       by_expansion += sp->by_expansion();
       zero_cancelled += sp->zero_cancelled();
+    };
+    // Nothing may leave a pool thread: a failure outside a stage's proof
+    // (memory running out while a fresh prover is made) fails the proof.
+    auto work = [&] {
+      try {
+        work_on();
+      } catch (const std::exception& e) {
+        std::lock_guard<std::mutex> lk(m);
+        if (why_k == SIZE_MAX) r.reason = std::string("stages could not be proved: ") + e.what();
+        failed = true;
+        first_failed = 0;
+      }
     };
     unsigned threads =
         std::max(1u, std::min<unsigned>(opt.threads, static_cast<unsigned>(mine.size())));

@@ -67,6 +67,9 @@ struct StageShards {
 
 struct StageOptions {
   size_t expand_budget = 5000;
+  // Bytes of symbolic terms each prover may build (verify/term.h); past
+  // them its stage does not prove.
+  size_t max_term_bytes = SIZE_MAX;
   size_t max_rank_instructions = 20'000'000;
   // Past this many symbolic terms for the spec alone (term_estimate.h), which
   // every proof by stages builds, the stages are not tried.

@@ -62,6 +62,12 @@ TermId TermTable::intern(Node n) {
   for (; index_[i].id != kNoTerm; i = (i + 1) & mask)
     if (index_[i].hash == h && same_node(nodes_[index_[i].id], n)) return index_[i].id;
   TermId id = static_cast<TermId>(nodes_.size());
+  // What a node costs, about: its slot in the node vector (and the copy a
+  // reallocation makes), its index entries, and the heap blocks of its lists.
+  bytes_ += 2 * sizeof(Node) + 4 * sizeof(uint64_t) + 2 * n.args.size() * sizeof(TermId) +
+            2 * n.nums.size() * sizeof(Rational) + 32;
+  if (bytes_ > max_bytes_)
+    throw TermLimit("the symbolic terms grew past " + std::to_string(max_bytes_ >> 20) + " MB");
   nodes_.push_back(std::move(n));
   index_[i] = Slot{h, id};
   return id;

@@ -9,6 +9,7 @@
 // Products are not distributed over sums here (that blows up); `expand` does it
 // on demand, under a budget, for the pairs that did not match.
 #pragma once
+#include <stdexcept>
 #include <algorithm>
 #include <cstdint>
 #include <optional>
@@ -49,9 +50,18 @@ struct BudgetExceeded : std::runtime_error {
   BudgetExceeded() : std::runtime_error("expansion budget exceeded") {}
 };
 
+// The terms of one table grew past the memory set aside for them
+// (TermTable::limit_bytes): the check that built them gives up.
+struct TermLimit : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class TermTable {
  public:
   TermTable();
+  // Past about this many bytes of nodes, interning throws TermLimit (a
+  // proof that is only worth trying when it is cheap: the layer fold's).
+  void limit_bytes(size_t b) { max_bytes_ = b; }
   const Node& node(TermId t) const { return nodes_[t]; }
   size_t size() const { return nodes_.size(); }
   const std::vector<VarInfo>& vars() const { return vars_; }
@@ -148,6 +158,7 @@ class TermTable {
   void str_rec(TermId t, std::string& out, int max_len, int depth) const;
 
   std::vector<Node> nodes_;
+  size_t bytes_ = 0, max_bytes_ = SIZE_MAX;
   std::vector<VarInfo> vars_;
   std::vector<TermId> zero_cancelled_;
   bool bit_sum_range(TermId t, bool whole, Rational& lo, Rational& hi) const;
