@@ -661,7 +661,7 @@ LayerFold fold_layers(const ir::Case& c, const ir::TypeMap& spec_types,
     // value (the next pipeline stage's copy of a stage's last output). Its
     // stage is built in the folded case with the spec value free, proving
     // that placement for every value its sender's placement stands for.
-    std::map<std::string, std::set<std::pair<std::string, std::string>>> open;
+    OpenStages open;
     for (const auto& p : c.plan.placements) {
       auto it = scope_of.find(p.program);
       if (it == scope_of.end()) throw Refused{"a placement names an unknown program"};

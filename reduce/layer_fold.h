@@ -13,6 +13,7 @@
 
 #include "ir/plan.h"
 #include "ir/validate.h"
+#include "reduce/stages.h"
 
 namespace parity::reduce {
 
@@ -26,7 +27,7 @@ struct LayerFold {
   // Of those, the ones a kept program receives (the next pipeline stage's
   // copy of a dropped layer's output): their stages are built with the spec
   // value free, proving only these (program, value) placements.
-  std::map<std::string, std::set<std::pair<std::string, std::string>>> open;
+  OpenStages open;
   size_t layers = 0, dropped = 0;
   std::string summary;  // what was folded, or why not
 };

@@ -513,7 +513,7 @@ void StageGraph::build_stages() {
   size_t threads = threads_ ? threads_ : ir::hardware_threads();
   ir::parallel_for(order.size(), std::min(threads, (order.size() + 63) / 64), [&](size_t i) {
     const std::string& y = order[i].second;
-    const std::set<std::pair<std::string, std::string>>* only = nullptr;
+    const PlacedValues* only = nullptr;
     if (assumed_ && assumed_->count(y)) only = &open_->at(y);
     built[i] = make_stage(order[i].first, y, only);
     size_t total = built[i] ? sliced += built[i]->plan_nodes.size() : sliced.load();
@@ -587,7 +587,7 @@ class LocalIndex {
 }  // namespace
 
 std::optional<Stage> StageGraph::make_stage(int32_t sid, const std::string& y,
-                                            const std::set<std::pair<std::string, std::string>>* only) const {
+                                            const PlacedValues* only) const {
   const ir::Plan& p = c_.plan;
   Stage s;
   s.spec_value = y;

@@ -65,7 +65,10 @@ struct Stage {
   const std::string* key = nullptr;
 };
 
-using OpenStages = std::map<std::string, std::set<std::pair<std::string, std::string>>>;
+// Placements as (program, value), and the open spec values of a layer fold
+// with the received copies their stages prove (StageGraph's constructor).
+using PlacedValues = std::set<std::pair<std::string, std::string>>;
+using OpenStages = std::map<std::string, PlacedValues>;
 
 class StageGraph {
  public:
@@ -109,7 +112,7 @@ class StageGraph {
   // The stage of spec value `y` (node `sid`), or none when nothing is placed on it.
   // `only`: the stage of an open spec value (see the constructor).
   std::optional<Stage> make_stage(int32_t sid, const std::string& y,
-                                  const std::set<std::pair<std::string, std::string>>* only = nullptr) const;
+                                  const PlacedValues* only = nullptr) const;
   // Writes the canonical key of `s` into `k` (cleared first).
   void key_of(const Stage& s, std::string& k) const;
   const std::string* intern(const std::string& k) const;
