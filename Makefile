@@ -1,5 +1,6 @@
 # The two commands of the README: `make demo` and `make test`. Both install
-# what they need (Debian packages), configure and build.
+# what they need (Debian packages, and for the tests a venv from PyPI),
+# configure and build.
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
@@ -8,7 +9,8 @@ ifneq ($(CI),)
   CMAKE_FLAGS += -DPARITY_WERROR=ON
 endif
 
-.PHONY: deps build demo test test-unit test-asan test-browser fuzz clean format
+.PHONY: deps venv build demo test test-full test-unit test-asan test-asan-full asan-build test-browser \
+  asan-subset test-costs fuzz clean format
 
 deps:
 	@bash scripts/install-deps.sh
@@ -19,15 +21,32 @@ $(BUILD)/build.ninja: | deps
 build: deps $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
+# The pinned Python packages (requirements.txt) in $(BUILD)/venv.
+venv: deps
+	@bash scripts/venv.sh $(BUILD)
+
 demo: build
 	@bash scripts/demo.sh $(BUILD)/tools/parity
 
-test-unit: build
+# ctest starts the longest tests first: its cost file is seeded from the
+# recorded one (tests/ctest-costs.txt, `make test-costs` rewrites it).
+define seed_costs
+	@mkdir -p $(1)/Testing/Temporary
+	@[ -s $(1)/Testing/Temporary/CTestCostData.txt ] || cp tests/ctest-costs.txt $(1)/Testing/Temporary/CTestCostData.txt
+endef
+
+export PARITY_REQUIRE_SCHEMAS = 1
+
+test-unit: build venv
+	$(call seed_costs,$(BUILD))
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# Malformed-input tests and the fuzzer under AddressSanitizer + UBSan, built with clang.
-# The MLIR importer is left out here: its tests are not malformed-input tests, and
-# compiling MLIR's headers under sanitizers costs more CI time than it finds.
+# Unit tests, malformed inputs and the corpus subset that covers the lines the
+# whole corpus covers (tests/asan-subset.txt), under AddressSanitizer + UBSan
+# at -O1, built with clang; then the fuzzer. The MLIR importer is left out:
+# its tests are not malformed-input tests, and compiling MLIR's headers under
+# sanitizers costs more CI time than it finds. The numeric re-runs of every
+# corpus case (ExecCorpus) are the release build's.
 $(ASAN_BUILD)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DPARITY_SANITIZE=ON -DPARITY_FUZZ=ON \
@@ -36,19 +55,37 @@ $(ASAN_BUILD)/build.ninja: | deps
 export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 
-test-asan: deps $(ASAN_BUILD)/build.ninja
-	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity parity_fuzz_proto
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L malformed
+asan-build: deps $(ASAN_BUILD)/build.ninja
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity parity_tests parity_fuzz_proto parity_corpus_cases
+
+test-asan: asan-build
+	$(call seed_costs,$(ASAN_BUILD))
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L asan -E '^Cases/ExecCorpus'
+	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
+
+# The whole corpus under the sanitizers (not only the subset).
+test-asan-full: asan-build
+	$(call seed_costs,$(ASAN_BUILD))
+	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L 'asan|corpus' -E '^Cases/ExecCorpus'
 	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
 
 # The HTML explorer in headless Chromium, and the report schema checks.
-test-browser: build
+test-browser: build venv
 	bash scripts/browser-test.sh $(BUILD)/tools/parity
 
 test: test-unit test-asan test-browser
 
-fuzz: deps $(ASAN_BUILD)/build.ninja
-	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity_fuzz_proto
+test-full: test-unit test-asan-full test-browser
+
+# Regenerates tests/asan-subset.txt from edge coverage of the whole corpus.
+asan-subset: asan-build
+	python3 scripts/asan-subset.py $(ASAN_BUILD)
+
+# Records how long each test took on the last release ctest run.
+test-costs:
+	cp $(BUILD)/Testing/Temporary/CTestCostData.txt tests/ctest-costs.txt
+
+fuzz: asan-build
 	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 300
 
 format:

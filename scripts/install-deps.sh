@@ -3,7 +3,7 @@
 # when every package is already installed, so repeated `make` calls stay fast.
 set -euo pipefail
 PKGS=(
-  cmake ninja-build g++ make pkg-config
+  cmake ninja-build g++ make pkg-config ccache patch
   libz3-dev libcvc5-dev
   protobuf-compiler libprotobuf-dev
   llvm-22-dev libmlir-22-dev mlir-22-tools
@@ -12,7 +12,7 @@ PKGS=(
   libopenmpi-dev openmpi-bin
   libopenblas-dev libjemalloc-dev
   clang-14 libclang-rt-14-dev
-  libxml2-utils python3-jsonschema
+  libxml2-utils python3-venv chromium
 )
 missing=()
 for p in "${PKGS[@]}"; do

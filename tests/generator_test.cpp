@@ -1,13 +1,13 @@
 // The generator (`parity gen`): every supported model x parallelism plan is
 // well formed and VERIFIED against its spec; every bug injector's output is
-// not; the anchor configurations generate quickly into small files; and the
-// checked-in generated cases equal what the generator makes today (run with
-// PARITY_REGEN=1 to rewrite corpus/cases/gen and corpus/cases/bugs).
+// not; the anchor configurations generate quickly into small files; and every
+// injector has a corpus case.
 #include <gtest/gtest.h>
 
 #include <cctype>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
@@ -127,17 +127,9 @@ INSTANTIATE_TEST_SUITE_P(All, GenMatrix, testing::ValuesIn(combos()),
 // ---------------------------------------------------------------------------
 // Checked-in cases
 
-struct Checked {
-  std::string dir, file;  // corpus/cases/<dir>/<file>.pbtxt
-  GenOptions o;
-  std::string bug;
-  int exit = 0;
-  std::string error;
-};
-
-// Bug cases stop after the gradients and place only forward activations: a
-// mismatch is found at once, and (see corpus/README.md) obligations that a
-// bug makes differ only symbolically are kept out of the solver's way.
+// Bug plans stop after the gradients and place only forward activations: a
+// mismatch is found at once, and obligations that a bug makes differ only
+// symbolically are kept out of the solver's way.
 GenOptions bug_base(const std::string& model, const std::function<void(GenOptions&)>& f) {
   GenOptions o = opts(model);
   o.step = Step::grads;
@@ -146,153 +138,22 @@ GenOptions bug_base(const std::string& model, const std::function<void(GenOption
   return o;
 }
 
-std::vector<Checked> checked() {
-  std::vector<Checked> v;
-  auto gen = [&](const std::string& file, const std::string& model, const std::function<void(GenOptions&)>& f) {
-    GenOptions o = opts(model);
-    f(o);
-    v.push_back({"gen", file, o, "", 0, ""});
-  };
-  gen("llama3_dp2", "llama3-8b", [](GenOptions& o) { o.dp = 2; });
-  gen("llama3_tp2_vocab_parallel", "llama3-8b", [](GenOptions& o) { o.tp = 2; });
-  gen("llama3_tp2_sp", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
-  gen("llama3_pp2_mb2", "llama3-8b", [](GenOptions& o) { o.pp = 2, o.mb = 2; });
-  gen("llama3_dp2_zero1", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 1; });
-  gen("llama3_dp2_zero3", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 3; });
-  gen("llama3_cp2", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
-  gen("llama3_dp2_tp2_pp2_mb2", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.tp = 2, o.pp = 2, o.mb = 2; });
-  gen("deepseek_ep2", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
-  gen("deepseek_dp2_ep2_tp2", "deepseek-v3-671b", [](GenOptions& o) { o.dp = 2, o.ep = 2, o.tp = 2; });
-  gen("gpt_pp2_dp2_tied", "gpt-small", [](GenOptions& o) { o.pp = 2, o.dp = 2; });
-  gen("gpt_tp2_sp_cp2", "gpt-small", [](GenOptions& o) { o.tp = 2, o.sp = true, o.cp = 2; });
-  gen("llama3_pp2_mb3_1f1b", "llama3-8b", [](GenOptions& o) { o.pp = 2, o.mb = 3, o.schedule = "1f1b"; });
-  gen("llama3_pp2_vpp2_mb2_interleaved", "llama3-8b",
-      [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.schedule = "interleaved"; });
-  gen("llama3_dp2_mb2_zero2", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2, o.zero = 2; });
-  gen("llama3_cp2_balanced", "llama3-8b", [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; });
-  gen("gpt_pp2_vpp2_mb2_interleaved_tied", "gpt-small",
-      [](GenOptions& o) { o.pp = 2, o.vpp = 2, o.mb = 2, o.schedule = "interleaved"; });
-  gen("gpt_pp3_tp2_tied", "gpt-small",
-      [](GenOptions& o) { o.pp = 3, o.tp = 2, o.step = Step::grads; });
-  gen("llama3_cp2_balanced_tp2_sp", "llama3-8b", [](GenOptions& o) {
-    o.cp = 2, o.cp_balanced = true, o.tp = 2, o.sp = true, o.step = Step::grads;
-  });
-  gen("llama3_dp2_cp2_zero2", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.cp = 2, o.zero = 2; });
-
-  auto bug = [&](const std::string& b, const std::string& model, const std::function<void(GenOptions&)>& f,
-                 int exit = 1, const std::string& err = "") {
-    std::string file = b;
-    for (char& ch : file)
-      if (ch == '-' || ch == '@' || ch == '=') ch = '_';
-    v.push_back({"bugs", file, bug_base(model, f), b, exit, err});
-  };
-  auto tp2 = [](GenOptions& o) { o.tp = 2; };
-  auto dp2 = [](GenOptions& o) { o.dp = 2; };
-  bug("missing-allreduce", "llama3-8b", tp2);
-  bug("missing-allreduce@rank=1", "llama3-8b", tp2);
-  bug("missing-allreduce@layer=1", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.pp = 2, o.mb = 2; });
-  bug("missing-grad-allreduce", "llama3-8b", dp2);
-  bug("missing-bwd-allreduce", "llama3-8b", tp2);
-  bug("allreduce-to-allgather", "llama3-8b", tp2, 2, "shape rule violated");
-  bug("allgather-to-allreduce", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; }, 2, "shape rule violated");
-  bug("wrong-axis", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.tp = 2; });
-  bug("norm-local", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.step = Step::clip; });
-  bug("norm-missing-dp", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 2, o.step = Step::clip; });
-  bug("ep-grad-over-ep", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
-  bug("double-grad-allreduce", "llama3-8b", dp2);
-  bug("unsynced-sp-grad", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
-  bug("unsynced-grad", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
-  bug("grad-avg-dp", "llama3-8b", dp2);
-  bug("tp-avg", "llama3-8b", tp2);
-  bug("loss-scale-mb", "llama3-8b", [](GenOptions& o) { o.mb = 2; });
-  bug("scale-one-rank", "llama3-8b", tp2);
-  bug("per-microbatch-mean", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2; });
-  bug("norm-counts-replica", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.step = Step::clip; });
-  bug("tied-updated-apart", "gpt-small", [](GenOptions& o) { o.pp = 2; });
-  bug("tied-wrong-group", "gpt-small", [](GenOptions& o) { o.pp = 2, o.tp = 2; });
-  bug(
-      "tied-group-mismatch", "gpt-small", [](GenOptions& o) { o.pp = 2, o.tp = 2; }, 2,
-      "which issues no collective over that group");
-  bug("early-grad-reduction", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.mb = 2; });
-  bug("accumulator-reset@mb=1", "llama3-8b", [](GenOptions& o) { o.mb = 3; });
-  bug("wrong-pp-peer", "llama3-8b", [](GenOptions& o) { o.pp = 2; }, 2, "outside the mesh");
-  bug("collective-order", "llama3-8b", dp2);
-  bug("wrong-vocab-offset", "llama3-8b", tp2);
-  bug("zero-shard-offset", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 1, o.step = Step::adamw; });
-  bug("cp-rope-offset", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
-  bug("cp-causal-offset", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
-  bug("wrong-expert", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
-  bug("constant-changed@rank=1", "llama3-8b", tp2);
-  bug("pow-exponent", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.step = Step::clip; });
-  bug("bwd-wrong-input", "llama3-8b", dp2);
-  bug("rope-swap-bwd", "llama3-8b", tp2);
-  bug("1f1b-recv-first", "llama3-8b", [](GenOptions& o) { o.pp = 2, o.mb = 2, o.schedule = "1f1b"; }, 2,
-      "deadlock");
-  bug("zero3-missing-regather", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 3; }, 2,
-      "shape rule violated");
-  bug("zero3-regather-offset", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.zero = 3; });
-  bug("cp-balanced-chunk", "llama3-8b", [](GenOptions& o) { o.cp = 2, o.cp_balanced = true; });
-  bug("loss-scale-cp", "llama3-8b", [](GenOptions& o) { o.cp = 2; });
-  bug("cp-grad-unsynced", "llama3-8b", [](GenOptions& o) { o.dp = 2, o.cp = 2; });
-  bug("grad-reduce-max", "llama3-8b", dp2);
-  bug("ep-grad-scale", "deepseek-v3-671b", [](GenOptions& o) { o.ep = 2; });
-  bug("sp-grad-avg", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
-  bug("sp-bwd-split", "llama3-8b", [](GenOptions& o) { o.tp = 2, o.sp = true; });
-  bug("pp-tag-swap", "llama3-8b", [](GenOptions& o) { o.pp = 2, o.mb = 2, o.schedule = "1f1b"; });
-  return v;
-}
-
-ir::Case make(const Checked& k) {
-  ir::Case c = generate(k.o);
-  if (!k.bug.empty()) inject_bug(c, k.bug);
-  return c;
-}
-
-std::string checked_path(const Checked& k) {
-  return std::string(PARITY_SOURCE_DIR) + "/corpus/cases/" + k.dir + "/" + k.file + ".pbtxt";
-}
-
-class CheckedIn : public testing::TestWithParam<Checked> {};
-
-TEST_P(CheckedIn, HasTheExpectedVerdict) {
-  const Checked& k = GetParam();
-  ir::Case c = make(k);
-  verify::Verdict v = verify::verify_case(c, k.file, verify::VerifyOptions{});
-  EXPECT_EQ(verify::verdict_exit_code(v.kind), k.exit) << verify::verdict_name(v.kind) << ": " << v.reason;
-  if (!k.error.empty()) {
-    EXPECT_NE(v.reason.find(k.error), std::string::npos) << v.reason;
-  }
-  if (k.exit == 1) {
-    EXPECT_TRUE(v.cex.has_value());
-  }
-}
-
-TEST_P(CheckedIn, MatchesCheckedInFile) {
-  const Checked& k = GetParam();
-  std::string text =
-      case_header(k.o, k.bug, k.exit, k.error) + frontend::write_case_string(make(k), frontend::Format::text);
-  std::string path = checked_path(k);
-  if (const char* regen = std::getenv("PARITY_REGEN"); regen && std::string(regen) == "1") {
-    std::ofstream out(path, std::ios::binary);
-    ASSERT_TRUE(out) << "cannot write " << path;
-    out << text;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << path << " is missing (PARITY_REGEN=1 writes it)";
-  std::stringstream ss;
-  ss << in.rdbuf();
-  EXPECT_TRUE(ss.str() == text) << path << " differs from the generator's output (PARITY_REGEN=1 rewrites it)";
-}
-
-INSTANTIATE_TEST_SUITE_P(All, CheckedIn, testing::ValuesIn(checked()),
-                         [](const auto& info) { return info.param.dir + "_" + info.param.file; });
-
-TEST(Bugs, EveryInjectorHasACheckedInCase) {
+// Every bug injector has a case among the corpus manifests (`# gen: ... --bug NAME`),
+// whose expected verdict ctest checks (corpus/cases/injected-bugs).
+TEST(Bugs, EveryInjectorHasACorpusCase) {
   std::set<std::string> used;
-  for (const auto& k : checked())
-    if (!k.bug.empty()) used.insert(parse_bug(k.bug).name);
-  for (const auto& b : bugs()) EXPECT_TRUE(used.count(b.name)) << b.name << " has no case under corpus/cases/bugs";
+  for (const auto& e : std::filesystem::recursive_directory_iterator(std::string(PARITY_SOURCE_DIR) + "/corpus/cases")) {
+    if (e.path().extension() != ".gen") continue;
+    std::ifstream f(e.path());
+    for (std::string line; std::getline(f, line) && line.rfind("#", 0) == 0;) {
+      if (line.rfind("# gen:", 0) != 0) continue;
+      std::istringstream words(line.substr(6));
+      for (std::string w, prev; words >> w; prev = w)
+        if (prev == "--bug") used.insert(parse_bug(w).name);
+    }
+  }
+  for (const auto& b : bugs())
+    EXPECT_TRUE(used.count(b.name)) << b.name << " has no case under corpus/cases/injected-bugs";
 }
 
 // Load-balanced chunks: the RoPE table is two slices concatenated, and both

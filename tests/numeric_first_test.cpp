@@ -14,6 +14,7 @@
 #include "reduce/reduce.h"
 #include "reduce/stages.h"
 #include "verify/check.h"
+#include "tests/lib/corpus_path.h"
 
 using namespace parity;
 
@@ -148,7 +149,7 @@ TEST(NumericFirst, RefutesPlansTooLargeForTheSymbolicCheck) {
   verify::Verdict v = verify::verify_case(bad, "t", o);
   EXPECT_EQ(v.kind, verify::VerdictKind::mismatch) << v.reason;
   ir::Case balanced =
-      frontend::read_case(std::string(PARITY_SOURCE_DIR) + "/corpus/cases/gen/llama3_cp2_balanced_tp2_sp.pbtxt");
+      frontend::read_case(test_corpus::case_path("generated/llama3_cp2_balanced_tp2_sp.pbtxt"));
   o.max_rank_instructions = 10;
   EXPECT_EQ(verify::verify_case(balanced, "t", o).kind, verify::VerdictKind::unknown);
   // A run that would need more memory than allowed is not started: UNKNOWN,
@@ -163,7 +164,7 @@ TEST(NumericFirst, RefutesPlansTooLargeForTheSymbolicCheck) {
 TEST(NumericFirst, NoNumericDifferenceLeavesItToTheSymbolicCheck) {
   // Stages do not prove this plan (a rotated chunk is not equal by canonical
   // form within its stage), the whole-plan check does.
-  ir::Case c = frontend::read_case(std::string(PARITY_SOURCE_DIR) + "/corpus/cases/gen/llama3_cp2_balanced_tp2_sp.pbtxt");
+  ir::Case c = frontend::read_case(test_corpus::case_path("generated/llama3_cp2_balanced_tp2_sp.pbtxt"));
   auto v = verify::verify_case(c, "t", numeric_always());
   EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
   EXPECT_FALSE(v.stage_note.empty());

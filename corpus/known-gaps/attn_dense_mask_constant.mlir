@@ -1,4 +1,6 @@
 // expect: VERIFIED (causal attention scores, heads split, with the causal mask as a replicated non-splat dense arith.constant of 0 / -1e9; the same module with the mask passed as an argument is VERIFIED. parity today: UNKNOWN "MLIR failure: MLIR's shard-partition failed" with no diagnostic, op or line: arith.constant's partition() returns failure for any non-splat dense constant without emitting an error. Usability gap (parity could name the op); MLIR limitation. Command: parity verify-mlir found/attn_dense_mask_constant.mlir)
+// expect-cmd: verify-mlir
+// expect-exit: 0
 #qk_q = affine_map<(h, i, j, d) -> (h, i, d)>
 #qk_k = affine_map<(h, i, j, d) -> (h, j, d)>
 #qk_s = affine_map<(h, i, j, d) -> (h, i, j)>
