@@ -370,10 +370,12 @@ TEST(LayerFold, TheFoldedCaseOfADeepSeekPlanReducesItsDims) {
 // two partials are listed in swapped order in one program is not an image of
 // the others and is kept (it was once dropped, a false VERIFIED on 128 ranks).
 TEST(LayerFold, APartialOrdinalSwappedInOneLayerKeepsIt) {
-  Folded bug = fold_of(frontend::read_case(test_corpus::case_path("fold/fold_bug_partial_ordinal_swapped_one_layer.pbtxt"));
+  Folded bug = fold_of(frontend::read_case(test_corpus::case_path(
+      "fold/fold_bug_partial_ordinal_swapped_one_layer.pbtxt")));
   ASSERT_TRUE(bug.fold.folded) << bug.fold.summary;
   EXPECT_TRUE(defines(bug.fold.kase.plan.programs.at(1).graph, "grad.l3.wq")) << bug.fold.summary;
-  Folded ok = fold_of(frontend::read_case(test_corpus::case_path("fold/fold_ok_partial_ordinals_mpmd.pbtxt"));
+  Folded ok = fold_of(frontend::read_case(test_corpus::case_path(
+      "fold/fold_ok_partial_ordinals_mpmd.pbtxt")));
   ASSERT_TRUE(ok.fold.folded) << ok.fold.summary;
   EXPECT_FALSE(defines(ok.fold.kase.plan.programs.at(1).graph, "grad.l3.wq")) << ok.fold.summary;
 }
@@ -384,9 +386,11 @@ TEST(LayerFold, APartialOrdinalSwappedInOneLayerKeepsIt) {
 // ranks). A partial sum is kept whole, each placement with its ordinal, or
 // the case is not folded.
 TEST(LayerFold, AStubKeepsItsPartialSumWholeOrTheFoldIsRefused) {
-  Folded bug = fold_of(frontend::read_case(test_corpus::case_path("fold/fold_bug_glue_reads_mixed_partial_ordinals_mpmd.pbtxt"));
+  Folded bug = fold_of(frontend::read_case(test_corpus::case_path(
+      "fold/fold_bug_glue_reads_mixed_partial_ordinals_mpmd.pbtxt")));
   EXPECT_FALSE(bug.fold.folded);
   EXPECT_NE(bug.fold.summary.find("would number it 0"), std::string::npos) << bug.fold.summary;
-  Folded ok = fold_of(frontend::read_case(test_corpus::case_path("fold/fold_ok_glue_reads_same_partial_ordinal_mpmd.pbtxt"));
+  Folded ok = fold_of(frontend::read_case(test_corpus::case_path(
+      "fold/fold_ok_glue_reads_same_partial_ordinal_mpmd.pbtxt")));
   EXPECT_TRUE(ok.fold.folded) << ok.fold.summary;
 }
