@@ -25,7 +25,12 @@ if [ -n "$args" ]; then
   "$parity" gen $args -o "$tmp/base.pbtxt" >/dev/null
   what="parity gen $args"
 else
-  cp "$(cd "$(dirname "$0")/.." && pwd)/corpus/cases/$from" "$tmp/base.pbtxt"
+  cases="$(cd "$(dirname "$0")/.." && pwd)/corpus/cases"
+  if [ -f "$cases/$from" ]; then
+    cp "$cases/$from" "$tmp/base.pbtxt"
+  else  # the twin is a manifest itself
+    bash "$0" "$parity" "$cases/${from%.pbtxt}.gen" "$tmp/base.pbtxt"
+  fi
   what=$from
 fi
 awk 'f || !/^#/ { f = 1; print }' "$tmp/base.pbtxt" >"$tmp/body.pbtxt"

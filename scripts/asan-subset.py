@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Chooses the sanitizer stage's corpus subset: tests/asan-subset.txt.
+
+    scripts/asan-subset.py BUILD_DIR        (`make asan-subset`, BUILD_DIR = build-asan)
+
+BUILD_DIR is the sanitizer build (`make asan-build`: clang, ASan + UBSan,
+-fsanitize-coverage=trace-pc-guard). Every corpus case, a source
+corpus/cases/**/*.pbtxt or the expansion BUILD_DIR/corpus/cases/**/*.pbtxt of a
+manifest corpus/cases/**/*.gen, is run as tests/run_expect.sh runs it
+(`parity EXPECT-CMD FILE`, two at a time, 300 s each) with
+ASAN_OPTIONS=coverage=1, which writes the covered edges (module offsets) into
+*.sancov files. A greedy set cover then takes, again and again, the case that
+adds the most edges not yet covered (ties: the faster one) until the chosen
+cases cover every edge the whole corpus covers. The subset's ctest names
+(corpus/REL) go to tests/asan-subset.txt, sorted, under '#' comment lines.
+Cases that crash (exit >= 128 or a sanitizer report) or time out are printed.
+"""
+import concurrent.futures as cf
+import datetime
+import os
+import re
+import shlex
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CASES = ROOT / "corpus" / "cases"
+OUT = ROOT / "tests" / "asan-subset.txt"
+TIMEOUT = 300
+MAGIC64 = 0xC0BFFFFFFFFFFF64
+SANITIZER = re.compile(r"ERROR: (Address|Leak|Undefined\w*)Sanitizer|runtime error:|SUMMARY: \w+Sanitizer")
+
+
+def cases(build):
+    """{ctest name: file to run}, source cases and expanded manifests alike."""
+    found = {}
+    for f in sorted(CASES.rglob("*.pbtxt")):
+        found["corpus/" + f.relative_to(CASES).as_posix()] = f
+    for g in sorted(CASES.rglob("*.gen")):
+        rel = g.relative_to(CASES).with_suffix(".pbtxt").as_posix()
+        f = build / "corpus" / "cases" / rel
+        if not f.exists() or f.stat().st_mtime < g.stat().st_mtime:  # a manifest newer than the build
+            subprocess.run(["bash", ROOT / "scripts" / "expand-case.sh", build / "tools" / "parity", g, f], check=True)
+        found["corpus/" + rel] = f
+    return found
+
+
+def header(f, pattern):
+    """The first match of pattern in f's header lines (FILE.expect for a binary FILE), as run_expect.sh reads them."""
+    hdr = Path(str(f) + ".expect") if Path(str(f) + ".expect").exists() else f
+    with open(hdr, errors="replace") as fh:
+        return next((m for line in fh if (m := re.match(pattern, line.rstrip("\n")))), None)
+
+
+def read_sancov(path):
+    data = path.read_bytes()
+    if len(data) < 8 or struct.unpack_from("<Q", data)[0] != MAGIC64:
+        raise SystemExit(f"{path}: not a 64-bit .sancov file")
+    module = path.name.rsplit(".", 2)[0]  # MODULE.PID.sancov
+    return {(module, pc) for (pc,) in struct.iter_unpack("<Q", data[8:])}
+
+
+def bitmap(keys, index):
+    """Numbers each new edge in index; returns the int with the bits of keys set."""
+    for k in keys:
+        index.setdefault(k, len(index))
+    bits = bytearray(len(index) // 8 + 1)
+    for k in keys:
+        bits[index[k] >> 3] |= 1 << (index[k] & 7)
+    return int.from_bytes(bits, "little")
+
+
+def run(parity, name, f, tmp):
+    cmd = header(f, r"(#|//) expect-cmd: *(.*)")
+    cmd = (cmd.group(2) if cmd else "validate").replace("{dir}", str(f.parent))
+    limit = 280 if header(f, r"# slow:") else 120  # run_expect.sh's limit
+    covdir = Path(tempfile.mkdtemp(dir=tmp))
+    env = dict(os.environ, ASAN_OPTIONS=f"coverage=1:coverage_dir={covdir}")
+    env.setdefault("LSAN_OPTIONS", f"suppressions={ROOT}/tests/lsan.supp:print_suppressions=0")
+    env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+    start = time.monotonic()
+    try:
+        p = subprocess.run([parity, *shlex.split(cmd), str(f)], env=env, capture_output=True, text=True,
+                           errors="replace", timeout=TIMEOUT)
+        rc, out = p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        rc, out = "timeout", ""
+    secs = time.monotonic() - start
+    pcs = set()
+    for s in covdir.glob("*.sancov"):
+        pcs |= read_sancov(s)
+    crash = rc != "timeout" and (rc < 0 or rc >= 128 or SANITIZER.search(out))
+    want = header(f, r"(#|//) expect-exit: *(.*)")
+    return dict(name=name, secs=secs, pcs=pcs, rc=rc, crash=bool(crash), limit=limit,
+                wrong=want is not None and str(rc) != want.group(2).strip(),
+                report=SANITIZER.search(out) and out[SANITIZER.search(out).start():][:400])
+
+
+def main():
+    if len(sys.argv) != 2:
+        raise SystemExit(__doc__)
+    build = Path(sys.argv[1]).resolve()
+    parity = build / "tools" / "parity"
+    todo = cases(build)
+    print(f"{len(todo)} cases, {parity}", flush=True)
+    res, index = {}, {}
+    with tempfile.TemporaryDirectory(prefix="asan-subset.") as tmp, cf.ThreadPoolExecutor(2) as pool:
+        futs = [pool.submit(run, parity, n, f, tmp) for n, f in todo.items()]
+        for i, fu in enumerate(cf.as_completed(futs), 1):
+            r = fu.result()
+            r["n"] = len(r["pcs"])
+            r["pcs"] = bitmap(r["pcs"], index)  # an int, bit i for edge i: far smaller than sets
+            res[r["name"]] = r
+            flag = " CRASH" if r["crash"] else " TIMEOUT" if r["rc"] == "timeout" else ""
+            print(f"[{i}/{len(todo)}] {r['secs']:7.1f} s {r['n']:6} edges rc {r['rc']}{flag}  {r['name']}",
+                  flush=True)
+
+    whole = len(index)
+    left, chosen = (1 << whole) - 1, []
+    while left:
+        best = max(res.values(), key=lambda r: ((r["pcs"] & left).bit_count(), -r["secs"]))
+        chosen.append((best, (best["pcs"] & left).bit_count()))
+        left &= ~best["pcs"]
+    total = sum(r["secs"] for r in res.values())
+    sub = sum(r["secs"] for r, _ in chosen)
+
+    print(f"\n{'adds':>7} {'edges':>7} {'secs':>7}  case (in the order chosen)")
+    for r, adds in chosen:
+        print(f"{adds:7} {r['n']:7} {r['secs']:7.1f}  {r['name']}")
+    print(f"\n{len(chosen)} of {len(res)} cases cover all {whole} edges; {sub:.0f} s of {total:.0f} s")
+    for label, key in (("crashed", lambda r: r["crash"]), ("timed out", lambda r: r["rc"] == "timeout"),
+                       ("exit differs from expect-exit", lambda r: r["wrong"] and r["rc"] != "timeout"),
+                       ("slower than run_expect.sh's limit", lambda r: r["secs"] > r["limit"])):
+        bad = sorted(n for n, r in res.items() if key(r))
+        print(f"{label}: {len(bad)}" + "".join(f"\n  {n} (exit {res[n]['rc']}, {res[n]['secs']:.0f} s)" for n in bad))
+        if label == "crashed":
+            for n in bad:
+                print(f"--- {n}\n{res[n]['report']}")
+
+    names = sorted(r["name"] for r, _ in chosen)
+    OUT.write_text(
+        "# The sanitizer stage's corpus subset: the fewest cases whose edge coverage\n"
+        "# equals the whole corpus's (greedy set cover), by scripts/asan-subset.py.\n"
+        f"# Made by `make asan-subset` on {datetime.date.today().isoformat()}: {len(chosen)} of {len(res)} cases,\n"
+        f"# {whole} edges; {sub:.0f} s under the sanitizers against {total:.0f} s for the whole corpus.\n"
+        + "".join(n + "\n" for n in names))
+    print(f"wrote {OUT.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()
