@@ -15,6 +15,7 @@ const char* fn_name(Fn f) {
     case Fn::sigmoid: return "sigmoid";
     case Fn::gelu: return "gelu";
     case Fn::gelu_grad: return "gelu'";
+    case Fn::trunc: return "trunc";
   }
   return "?";
 }

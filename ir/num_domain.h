@@ -23,6 +23,7 @@ F eval_fn(Fn f, F x) {
       const F k = std::sqrt(F(2) / F(M_PI));
       return F(0.5) * x * (F(1) + std::tanh(k * (x + F(0.044715) * x * x * x)));
     }
+    case Fn::trunc: return std::trunc(x);
     case Fn::gelu_grad: {
       const F k = std::sqrt(F(2) / F(M_PI));
       F u = k * (x + F(0.044715) * x * x * x);

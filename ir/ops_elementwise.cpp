@@ -39,9 +39,14 @@ void register_elementwise_ops(OpRegistry& r) {
               [](const ShapeCtx& c) {
                 auto t = parse_dtype(c.s("dtype"));
                 if (!t) c.fail("unknown dtype '" + c.s("dtype") + "' (f32, bf16, f64, i64, i1)");
+                // x != 0 is not an op of the semantics: a float becomes a mask by a comparison.
+                const bool from_float = c.in[0].dtype != DType::i64 && c.in[0].dtype != DType::i1;
+                if (*t == DType::i1 && from_float)
+                  c.fail("a cast from " + std::string(dtype_name(c.in[0].dtype)) +
+                         " to i1 is not modeled (x != 0); compare the values instead");
                 return std::vector<TensorType>{TensorType{*t, c.in[0].shape}};
               },
-              "x converted to dtype"});
+              "x converted to dtype (to i64: truncated toward zero)"});
   r.add(OpDef{"fill", 0, 0,
               {{"value", AttrKind::Float, true}, {"shape", AttrKind::Ints, true}, {"dtype", AttrKind::String, false}},
               [](const ShapeCtx& c) {

@@ -6,7 +6,7 @@
 // A domain provides, for its element type D::S:
 //   S c(double)                      literal constant
 //   S add(S,S), sub(S,S), mul(S,S), div(S,S), neg(S), sum(const std::vector<S>&)
-//   S apply(Fn, S)                   exp, log, sqrt, rsqrt, tanh, sigmoid, gelu, gelu_grad
+//   S apply(Fn, S)                   exp, log, sqrt, rsqrt, tanh, sigmoid, gelu, gelu_grad, trunc
 //   S max(S,S), min(S,S)
 //   S ind(S id, int64_t k)           1 if the integer id equals k, else 0
 //   S powc(S, double)                x^e for a non-integer constant e
@@ -23,7 +23,8 @@
 
 namespace parity::ir {
 
-enum class Fn { exp, log, sqrt, rsqrt, tanh, sigmoid, gelu, gelu_grad };
+// trunc: rounding toward zero, what a cast to an integer type does to a float.
+enum class Fn { exp, log, sqrt, rsqrt, tanh, sigmoid, gelu, gelu_grad, trunc };
 const char* fn_name(Fn f);
 
 // Raised when an op cannot be evaluated (e.g. a value of the wrong shape at run time).
@@ -194,7 +195,16 @@ std::vector<Tensor<typename D::S>> eval_local(D& d, const Op& op, const std::vec
   if (k == "maximum") return one(map2(x, *in[1], [&](const S& a, const S& c) { return d.max(a, c); }));
   if (k == "minimum") return one(map2(x, *in[1], [&](const S& a, const S& c) { return d.min(a, c); }));
   if (k == "neg") return one(map1(x, [&](const S& a) { return d.neg(a); }));
-  if (k == "identity" || k == "cast" || k == "grad_allreduce") return one(x);
+  if (k == "identity" || k == "grad_allreduce") return one(x);
+  if (k == "cast") {
+    // A float's value survives a cast to another float type (the reals do not
+    // round); a cast to an integer type truncates it, so a value sent through
+    // i64 and back is not the value (integer-valued inputs keep theirs).
+    const Attr* t = op.attr("dtype");
+    if (t && std::holds_alternative<std::string>(*t) && std::get<std::string>(*t) == "i64")
+      return one(map1(x, [&](const S& a) { return d.apply(Fn::trunc, a); }));
+    return one(x);
+  }
   if (k == "square") return one(map1(x, [&](const S& a) { return d.mul(a, a); }));
   if (k == "reciprocal") return one(map1(x, [&](const S& a) { return d.div(d.c(1), a); }));
   if (k == "relu") return one(map1(x, [&](const S& a) { return d.max(a, d.c(0)); }));

@@ -13,7 +13,11 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 if [ "${args#from:}" != "$args" ]; then
   from=${args#from:}
-  cp "$root/corpus/cases/$from" "$tmp/gen.pbtxt"
+  if [ -f "$root/corpus/cases/$from" ]; then
+    cp "$root/corpus/cases/$from" "$tmp/gen.pbtxt"
+  else  # the twin is a manifest itself
+    bash "$root/scripts/expand-case.sh" "$parity" "$root/corpus/cases/${from%.pbtxt}.gen" "$tmp/gen.pbtxt"
+  fi
   line="# from: $from"
 else
   # shellcheck disable=SC2086

@@ -86,6 +86,23 @@ TEST(Terms, AWholeTopKRowSumsToK) {
 
 // b^k = b for a 0/1 value (a mask, its complement, an indicator): a dropout
 // mask applied twice in a recomputed backward; not for a real variable.
+// A cast to i64 truncates: an integer-valued term (a constant, an id, a sum
+// of ids with integer coefficients) is its own truncation; a real variable or
+// a fraction is not, so an activation sent through i64 and back differs.
+TEST(Terms, TruncationKeepsIntegersOnly) {
+  TermTable t;
+  const TermId x = t.var("x"), id = t.int_var("id", 0, 7), m = t.bool_var("m");
+  const auto trunc = [&](TermId a) { return t.apply(parity::ir::Fn::trunc, a); };
+  EXPECT_EQ(trunc(t.constant(Rational(5))), t.constant(Rational(5)));
+  EXPECT_EQ(trunc(t.constant(Rational(-7, 2))), t.constant(Rational(-3)));
+  EXPECT_EQ(trunc(id), id);
+  const TermId lin = t.add(t.scale(id, Rational(2)), t.add(m, t.constant(Rational(1))));
+  EXPECT_EQ(trunc(lin), lin);
+  EXPECT_EQ(trunc(trunc(x)), trunc(x));
+  EXPECT_NE(trunc(x), x);
+  EXPECT_NE(trunc(t.scale(id, Rational(1, 2))), t.scale(id, Rational(1, 2)));
+}
+
 TEST(Terms, PowersOfAMaskAreTheMask) {
   TermTable t;
   const TermId m = t.bool_var("m"), x = t.var("x");

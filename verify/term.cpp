@@ -534,8 +534,39 @@ namespace {
 std::optional<int64_t> int_sqrt(int64_t n);
 }  // namespace
 
+// Integer-valued whatever its variables: integer constants, integer
+// variables (ids, masks), indicators, truncations, and sums and products of
+// such with integer coefficients and non-negative integer powers.
+bool TermTable::integral(TermId t, int depth) const {
+  const Node& n = nodes_[t];
+  if (depth > 8) return false;
+  switch (n.kind) {
+    case TK::Const: return n.nums[0].is_int();
+    case TK::IntVar:
+    case TK::Ind: return true;
+    case TK::App: return static_cast<ir::Fn>(n.aux) == ir::Fn::trunc;
+    case TK::Prod:
+      for (size_t k = 0; k < n.args.size(); ++k)
+        if (!n.nums[k].is_int() || n.nums[k].num() < 0 || !integral(n.args[k], depth + 1)) return false;
+      return true;
+    case TK::Sum: {
+      Lin l = lin(t);
+      if (!l.c.is_int()) return false;
+      for (const auto& [x, c] : l.terms)
+        if (!c.is_int() || !integral(x, depth + 1)) return false;
+      return true;
+    }
+    default: return false;
+  }
+}
+
 TermId TermTable::apply(ir::Fn f, TermId a) {
   Rational v;
+  // A cast to an integer type keeps an integer and truncates anything else.
+  if (f == ir::Fn::trunc) {
+    if (is_const(a, &v)) return constant(Rational(v.num() / v.den()));
+    if (integral(a)) return a;
+  }
   // rsqrt(x) is 1/sqrt(x): one term for both ways of writing a norm.
   if (f == ir::Fn::rsqrt) return recip(apply(ir::Fn::sqrt, a));
   if (f == ir::Fn::exp && is_const(a, &v) && v.is_zero()) return one_;

@@ -168,6 +168,7 @@ class TermTable {
   bool is_count(TermId t) const;  // a whole number >= 0: a sum of masks with whole coefficients
   bool nonneg(TermId t, int depth = 0) const;
   bool positive(TermId t, int depth = 0) const;  // > 0 for every value of its variables
+  bool integral(TermId t, int depth = 0) const;  // an integer for every value of its variables
   void fold_square_roots(Rational& coef, std::vector<std::pair<TermId, int64_t>>& kept);
   // Hash-consing by structure: an open-addressing table of (hash, id), a
   // power of two in size and at most half full (one or two cache misses a
