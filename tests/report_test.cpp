@@ -522,7 +522,9 @@ TEST_F(ReportTest, OddOptionValuesAreRefused) {
 // gap). The summary names the solver (a report cut short once printed
 // "0 by ; 0.00 s").
 TEST_F(ReportTest, TimeLimitEndsTheRunWithItsReports) {
-  const std::string c = kSrc + "/corpus/known-gaps/gqa_tp4_kv2_replicated_kv_ok_unknown.pbtxt";
+  // A manifest, expanded by the build.
+  const std::string c =
+      std::string(PARITY_BINARY_DIR) + "/corpus/known-gaps/gqa_tp4_kv2_replicated_kv_ok_unknown.pbtxt";
   Proc r = parity("verify " + c + " --time-limit 0.1 --json " + path("v.json"));
   EXPECT_EQ(r.rc, 3) << r.out;
   EXPECT_NE(r.out.find("the time limit (--time-limit 0.1 s) ran out"), std::string::npos) << r.out;
