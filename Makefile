@@ -58,15 +58,18 @@ export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 asan-build: deps $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity parity_tests parity_fuzz_proto parity_corpus_cases
 
-test-asan: asan-build
+# The report schema checks use the release build's venv.
+test-asan: asan-build venv
 	$(call seed_costs,$(ASAN_BUILD))
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L asan -E '^Cases/ExecCorpus'
+	cd $(ASAN_BUILD) && PARITY_PYTHON=$(abspath $(BUILD))/venv/bin/python \
+	  ctest --output-on-failure -j $(JOBS) -L asan -E '^Cases/ExecCorpus'
 	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
 
 # The whole corpus under the sanitizers (not only the subset).
-test-asan-full: asan-build
+test-asan-full: asan-build venv
 	$(call seed_costs,$(ASAN_BUILD))
-	cd $(ASAN_BUILD) && ctest --output-on-failure -j $(JOBS) -L 'asan|corpus' -E '^Cases/ExecCorpus'
+	cd $(ASAN_BUILD) && PARITY_PYTHON=$(abspath $(BUILD))/venv/bin/python \
+	  ctest --output-on-failure -j $(JOBS) -L 'asan|corpus' -E '^Cases/ExecCorpus'
 	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
 
 # The HTML explorer in headless Chromium, and the report schema checks.
