@@ -62,14 +62,14 @@ asan-build: deps $(ASAN_BUILD)/build.ninja
 test-asan: asan-build venv
 	$(call seed_costs,$(ASAN_BUILD))
 	cd $(ASAN_BUILD) && PARITY_PYTHON=$(abspath $(BUILD))/venv/bin/python \
-	  ctest --output-on-failure -j $(JOBS) -L asan -E '^Cases/ExecCorpus'
+	  ctest --output-on-failure -j $(JOBS) -L 'asan|unit' -E '^Cases/ExecCorpus'
 	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
 
 # The whole corpus under the sanitizers (not only the subset).
 test-asan-full: asan-build venv
 	$(call seed_costs,$(ASAN_BUILD))
 	cd $(ASAN_BUILD) && PARITY_PYTHON=$(abspath $(BUILD))/venv/bin/python \
-	  ctest --output-on-failure -j $(JOBS) -L 'asan|corpus' -E '^Cases/ExecCorpus'
+	  ctest --output-on-failure -j $(JOBS) -L 'asan|unit|corpus' -E '^Cases/ExecCorpus'
 	bash scripts/fuzz.sh $(ASAN_BUILD)/tests/parity_fuzz_proto 30
 
 # The HTML explorer in headless Chromium, and the report schema checks.
@@ -80,9 +80,14 @@ test: test-unit test-asan test-browser
 
 test-full: test-unit test-asan-full test-browser
 
-# Regenerates tests/asan-subset.txt from edge coverage of the whole corpus.
-asan-subset: asan-build
-	python3 scripts/asan-subset.py $(ASAN_BUILD)
+# Regenerates tests/asan-subset.txt from edge coverage of the whole corpus, in a
+# sanitizer build of its own with coverage guards.
+COV_BUILD ?= build-cov
+asan-subset: deps
+	cmake -S . -B $(COV_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_COMPILER=clang++-14 \
+	  -DPARITY_SANITIZE=ON -DPARITY_SANCOV=ON -DCMAKE_DISABLE_FIND_PACKAGE_MLIR=ON $(CMAKE_FLAGS)
+	cmake --build $(COV_BUILD) -j $(JOBS) --target parity parity_corpus_cases
+	python3 scripts/asan-subset.py $(COV_BUILD)
 
 # Records how long each test took on the last release ctest run.
 test-costs:

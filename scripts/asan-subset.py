@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Chooses the sanitizer stage's corpus subset: tests/asan-subset.txt.
 
-    scripts/asan-subset.py BUILD_DIR [--reuse]   (`make asan-subset`, BUILD_DIR = build-asan)
+    scripts/asan-subset.py BUILD_DIR [--reuse]   (`make asan-subset`, BUILD_DIR = build-cov)
 
-BUILD_DIR is the sanitizer build (`make asan-build`: clang, ASan + UBSan,
+BUILD_DIR is a sanitizer build with coverage guards (`make asan-subset` makes build-cov: clang, ASan + UBSan,
 -fsanitize-coverage=trace-pc-guard). Every corpus case, a source
 corpus/cases/**/*.pbtxt or the expansion BUILD_DIR/corpus/cases/**/*.pbtxt of a
 manifest corpus/cases/**/*.gen, is run as tests/run_expect.sh runs it
