@@ -50,12 +50,13 @@ test-unit: build venv
 $(ASAN_BUILD)/build.ninja: | deps
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug \
 	  -DCMAKE_CXX_COMPILER=clang++-14 -DPARITY_SANITIZE=ON -DPARITY_FUZZ=ON \
-	  -DCMAKE_DISABLE_FIND_PACKAGE_MLIR=ON $(CMAKE_FLAGS)
+	  -DCMAKE_DISABLE_FIND_PACKAGE_MLIR=ON -DPARITY_EXPANDER=$(abspath $(BUILD))/tools/parity $(CMAKE_FLAGS)
 
 export LSAN_OPTIONS = suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0
 export UBSAN_OPTIONS = print_stacktrace=1:halt_on_error=1
 
-asan-build: deps $(ASAN_BUILD)/build.ninja
+# The corpus manifests are expanded by the release build's parity.
+asan-build: build $(ASAN_BUILD)/build.ninja
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target parity parity_tests parity_fuzz_proto parity_corpus_cases
 
 # The report schema checks use the release build's venv. Left to the release
