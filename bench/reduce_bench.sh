@@ -41,6 +41,11 @@ PY
 
 ranks() { "$P" gen "$@" -o "$T/r.pb" | sed -n 's/.*bytes, \([0-9]*\) ranks.*/\1/p'; }
 
+bug() {
+  local id=$1 b=$2; shift 2
+  IFS='|' read -r vr st di sec mb verdict <<<"$(run "$@" --bug "$b")"
+  echo "| $id | \`$b\` | $vr | $sec | $verdict |"
+}
 echo "| id | config | ranks | verified ranks | stages | distinct | time (s) | peak RSS (MB) | verdict |"
 echo "|---|---|---|---|---|---|---|---|---|"
 anchor() {
@@ -62,14 +67,51 @@ anchor DSV3 deepseek-v3-671b --pp 16 --ep 64 --dp 2 --zero 1 --mb 16 --layers 61
 anchor 405B-long llama3-405b --tp 8 --cp 16 --pp 16 --dp 8 --mb 16 --layers 126
 echo
 
+# The same plans at their real sizes: the published models' dims (Llama-3
+# sequence 8192, DeepSeek 4096, the long-context run 131072), and the
+# published system's artifact dims (hidden 4096 or 16384, sequence 128).
+L8=(--dim H=4096 --dim NH=32 --dim D=128 --dim KV=8 --dim F=14336 --dim V=128256 --dim S=8192)
+L70=(--dim H=8192 --dim NH=64 --dim D=128 --dim KV=8 --dim F=28672 --dim V=128256 --dim S=8192)
+L405=(--dim H=16384 --dim NH=128 --dim D=128 --dim KV=8 --dim F=53248 --dim V=128256 --dim S=8192)
+DS16=(--dim H=2048 --dim NH=16 --dim DN=128 --dim DR=64 --dim DV=128 --dim KVL=512 --dim E=64 --dim FE=1408
+      --dim F=10944 --dim V=102400 --dim S=4096)
+DS236=(--dim H=5120 --dim NH=128 --dim DN=128 --dim DR=64 --dim DV=128 --dim QL=1536 --dim KVL=512 --dim E=160
+       --dim FE=1536 --dim F=12288 --dim V=102400 --dim S=4096)
+DS671=(--dim H=7168 --dim NH=128 --dim DN=128 --dim DR=64 --dim DV=128 --dim QL=1536 --dim KVL=512 --dim E=256
+       --dim FE=2048 --dim F=18432 --dim V=129280 --dim S=4096)
+echo "| id | config (published dims) | ranks | verified ranks | stages | distinct | time (s) | peak RSS (MB) | verdict |"
+echo "|---|---|---|---|---|---|---|---|---|"
+anchor L1 llama3-8b --dp 512 --layers 32 "${L8[@]}"
+anchor L2 llama3-70b --dp 16 --tp 8 --pp 4 --mb 32 --layers 80 "${L70[@]}"
+anchor L3 llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126 "${L405[@]}"
+anchor D1 deepseek-v3-16b --dp 16 --tp 4 --pp 2 --mb 16 --layers 27 "${DS16[@]}"
+anchor D2 deepseek-v3-236b --dp 16 --tp 8 --pp 4 --mb 16 --layers 60 "${DS236[@]}"
+anchor D3 deepseek-v3-671b --dp 32 --tp 8 --pp 8 --mb 16 --layers 61 "${DS671[@]}"
+anchor DSV3 deepseek-v3-671b --pp 16 --ep 64 --dp 2 --zero 1 --mb 16 --layers 61 "${DS671[@]}"
+anchor 405B-long llama3-405b --tp 8 --cp 16 --pp 16 --dp 8 --mb 16 --layers 126 "${L405[@]}" --dim S=131072
+echo
+echo "| id | config (artifact dims) | ranks | verified ranks | stages | distinct | time (s) | peak RSS (MB) | verdict |"
+echo "|---|---|---|---|---|---|---|---|---|"
+anchor L1 llama3-8b --dp 512 --layers 32 --dim H=4096 --dim NH=32 --dim D=128 --dim S=128
+anchor L2 llama3-70b --dp 16 --tp 8 --pp 4 --mb 32 --layers 80 --dim H=4096 --dim NH=64 --dim D=64 --dim S=128
+anchor L3 llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126 --dim H=16384 --dim NH=128 --dim D=128 --dim S=128
+echo
+
+# Bugs at one rank, one microbatch, one layer of L3 and D3 at published dims: each must be rejected.
+echo "| base | bug (published dims) | ranks | time (s) | verdict |"
+echo "|---|---|---|---|---|"
+L3P=(llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126 "${L405[@]}")
+D3P=(deepseek-v3-671b --dp 32 --tp 8 --pp 8 --mb 16 --layers 61 "${DS671[@]}")
+bug L3 constant-changed@rank=1234 "${L3P[@]}"
+bug L3 accumulator-reset@mb=11 "${L3P[@]}"
+bug L3 missing-allreduce@layer=77 "${L3P[@]}"
+bug D3 accumulator-reset@mb=9 "${D3P[@]}"
+bug D3 missing-allreduce@layer=40 "${D3P[@]}"
+echo
+
 # Bugs at one rank, one microbatch, one layer of L3 and D3: each must be rejected.
 echo "| base | bug | ranks | time (s) | verdict |"
 echo "|---|---|---|---|---|"
-bug() {
-  local id=$1 b=$2; shift 2
-  IFS='|' read -r vr st di sec mb verdict <<<"$(run "$@" --bug "$b")"
-  echo "| $id | \`$b\` | $vr | $sec | $verdict |"
-}
 L3=(llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126)
 D3=(deepseek-v3-671b --dp 32 --tp 8 --pp 8 --mb 16 --layers 61)
 bug L3 constant-changed@rank=1234 "${L3[@]}"
@@ -142,14 +184,14 @@ phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126
 phases llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126 -- --no-fold
 echo
 
-echo "| curve | base | points | largest/smallest |"
+echo "| curve (published dims) | base | points | largest/smallest |"
 echo "|---|---|---|---|"
 if [ "${QUICK:-}" = 1 ]; then
-  curve layers --layers 16 126 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16
-  curve DP --dp 2 64 -- llama3-405b --tp 8 --pp 16 --mb 16
+  curve layers --layers 16 126 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 "${L405[@]}"
+  curve DP --dp 2 64 -- llama3-405b --tp 8 --pp 16 --mb 16 "${L405[@]}"
 else
-  curve layers --layers 16 32 64 126 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16
-  curve DP --dp 2 8 32 64 -- llama3-405b --tp 8 --pp 16 --mb 16
-  curve microbatches --mb 2 8 16 32 -- llama3-405b --dp 64 --tp 8 --pp 16
-  curve TP --tp 1 2 4 8 -- llama3-405b --dp 64 --pp 16 --mb 16
+  curve layers --layers 16 32 64 126 -- llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 "${L405[@]}"
+  curve DP --dp 2 8 32 64 -- llama3-405b --tp 8 --pp 16 --mb 16 "${L405[@]}"
+  curve microbatches --mb 2 8 16 32 -- llama3-405b --dp 64 --tp 8 --pp 16 "${L405[@]}"
+  curve TP --tp 1 2 4 8 -- llama3-405b --dp 64 --pp 16 --mb 16 "${L405[@]}"
 fi

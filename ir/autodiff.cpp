@@ -524,8 +524,9 @@ class Backward {
       size_t d = sem::norm_axis(iattr("dim", 0), rank(x));
       const DimExpr& off = std::get<DimExpr>(*op.attr("offset"));
       const DimExpr& size = std::get<DimExpr>(*op.attr("size"));
+      // In sizes, not evaluated: a literal here would equal a size as given
+      // (128 rows of a head) and keep it through the reduction.
       DimExpr after = type(x).shape[d] - off - size;
-      if (int64_t v; after.try_eval(b_, v)) after = DimExpr(v);
       return give(
           0,
           emit("pad", {dy},

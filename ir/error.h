@@ -14,6 +14,7 @@ struct Diag {
   std::string rank;
   std::string message;
   std::string str() const;
+  std::string spec_value = {};  // a coverage gap: the spec output with elements no placement covers
 };
 
 // Thrown for input that cannot be understood at all (parse errors, bad dims).

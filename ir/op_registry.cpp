@@ -168,4 +168,12 @@ std::vector<const OpDef*> OpRegistry::all() const {
 
 void OpRegistry::add(OpDef d) { defs_[d.name] = std::move(d); }
 
+bool is_scalar_attr(const std::string& kind, const std::string& attr) {
+  const OpDef* d = OpRegistry::get().find(kind);
+  if (!d) return false;
+  for (const auto& a : d->attrs)
+    if (a.name == attr) return a.scalar;
+  return false;
+}
+
 }  // namespace parity::ir

@@ -60,7 +60,14 @@ struct AttrSpec {
   std::string name;
   AttrKind kind;
   bool required = false;
+  // A number the op's value is an affine function of (a coefficient or an
+  // addend, never an exponent, a position or a threshold): a literal there
+  // may be read as an indeterminate (docs/soundness.md, "Literals").
+  bool scalar = false;
 };
+
+// Whether attribute `attr` of op kind `kind` is declared `scalar`.
+bool is_scalar_attr(const std::string& kind, const std::string& attr);
 
 struct OpDef {
   std::string name;

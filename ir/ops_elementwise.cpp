@@ -24,8 +24,8 @@ void register_elementwise_ops(OpRegistry& r) {
               B{"square", "x*x"}, B{"identity", "x"}})
     r.add(OpDef{u.name, 1, 1, {}, same_as_first, u.doc});
 
-  r.add(OpDef{"scale", 1, 1, {{"factor", AttrKind::Float, true}}, same_as_first, "factor * x (a literal constant)"});
-  r.add(OpDef{"add_scalar", 1, 1, {{"value", AttrKind::Float, true}}, same_as_first, "x + value"});
+  r.add(OpDef{"scale", 1, 1, {{"factor", AttrKind::Float, true, true}}, same_as_first, "factor * x (a literal constant)"});
+  r.add(OpDef{"add_scalar", 1, 1, {{"value", AttrKind::Float, true, true}}, same_as_first, "x + value"});
   r.add(OpDef{"pow", 1, 1, {{"exponent", AttrKind::Float, true}}, same_as_first, "x^exponent"});
   r.add(OpDef{"silu_grad", 2, 2, {}, binary_rule, "dy * d/dx silu(x), operands (x, dy)"});
   r.add(OpDef{"gelu_grad", 2, 2, {}, binary_rule, "dy * d/dx gelu(x), operands (x, dy)"});
@@ -48,7 +48,7 @@ void register_elementwise_ops(OpRegistry& r) {
               },
               "x converted to dtype (to i64: truncated toward zero)"});
   r.add(OpDef{"fill", 0, 0,
-              {{"value", AttrKind::Float, true}, {"shape", AttrKind::Ints, true}, {"dtype", AttrKind::String, false}},
+              {{"value", AttrKind::Float, true, true}, {"shape", AttrKind::Ints, true}, {"dtype", AttrKind::String, false}},
               [](const ShapeCtx& c) {
                 auto t = parse_dtype(c.s("dtype", "f32"));
                 if (!t) c.fail("unknown dtype '" + c.s("dtype") + "'");

@@ -48,6 +48,25 @@ inline double float_attr(const Op& op, const char* name, const Bindings& b, doub
   if (auto* e = std::get_if<DimExpr>(a)) return static_cast<double>(e->eval(b));
   throw EvalError(std::string("attribute '") + name + "' is not a number");
 }
+// A scalar attribute (ir::AttrSpec::scalar) as an element: a literal goes
+// through the domain's `literal` where it has one (the term domain reads some
+// literals as indeterminates); a dim expression is a size, always a constant.
+// An integer-typed result (a filled id or count) keeps its literal.
+inline bool integer_typed(const Op& op) {
+  const Attr* t = op.attr("dtype");
+  const auto* s = t ? std::get_if<std::string>(t) : nullptr;
+  return s && (*s == "i64" || *s == "i1");
+}
+template <class D>
+typename D::S scalar_attr(D& d, const Op& op, const char* name, const Bindings& b, double dflt) {
+  const double v = float_attr(op, name, b, dflt);
+  if constexpr (requires { d.literal(v); }) {
+    const Attr* a = op.attr(name);
+    const auto* e = a ? std::get_if<DimExpr>(a) : nullptr;
+    if (a && (!e || e->is_const()) && !integer_typed(op)) return d.literal(v);
+  }
+  return d.c(v);
+}
 inline std::vector<int64_t> ints_attr(const Op& op, const char* name, const Bindings& b) {
   std::vector<int64_t> v;
   if (const Attr* a = op.attr(name))
@@ -182,7 +201,7 @@ std::vector<Tensor<typename D::S>> eval_local(D& d, const Op& op, const std::vec
   auto one = [&](T t) { return std::vector<T>{std::move(t)}; };
   if (k == "fill") {
     std::vector<int64_t> shape = ints_attr(op, "shape", b);
-    return one(T(shape, d.c(float_attr(op, "value", b, 0))));
+    return one(T(shape, scalar_attr(d, op, "value", b, 0)));
   }
   if (in.empty()) throw EvalError("op '" + k + "' without operands");
   const T& x = *in[0];
@@ -221,11 +240,11 @@ std::vector<Tensor<typename D::S>> eval_local(D& d, const Op& op, const std::vec
   if (k == "gelu_grad")
     return one(map2(x, *in[1], [&](const S& a, const S& dy) { return d.mul(dy, d.apply(Fn::gelu_grad, a)); }));
   if (k == "scale") {
-    S f = d.c(float_attr(op, "factor", b, 1));
+    S f = scalar_attr(d, op, "factor", b, 1);
     return one(map1(x, [&](const S& a) { return d.mul(f, a); }));
   }
   if (k == "add_scalar") {
-    S v = d.c(float_attr(op, "value", b, 0));
+    S v = scalar_attr(d, op, "value", b, 0);
     return one(map1(x, [&](const S& a) { return d.add(a, v); }));
   }
   if (k == "pow") {

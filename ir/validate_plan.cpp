@@ -4,6 +4,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "ir/coverage.h"
 #include "ir/parallel.h"
 #include "ir/validate.h"
 
@@ -505,6 +506,12 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
     for (const auto& o : spec->graph.outputs)
       if (!spec_covered.count(o))
         out.add(Diag{file, "", "", "", "spec output '" + o + "' is not placed on any plan value: the plan never produces it"});
+  // Placed, but with rows no rank's placement reaches at these sizes (regions
+  // of 6/tp rows where F = 8 tile only at F = 6): checked here, at the sizes
+  // as given, not only on the instance verify proves.
+  if (spec && out.empty())
+    if (auto gap = output_coverage_gap(p, *spec, st, spec_b, loops_of))
+      out.add(Diag{file, "", "", "", gap->message, gap->output});
   if (types_out) *types_out = std::move(types);
   if (spec_types) *spec_types = std::move(st);
 }

@@ -11,6 +11,8 @@
 #include <unordered_set>
 #include <variant>
 
+#include "ir/op_registry.h"
+#include "ir/semantics.h"
 #include "ir/validate.h"
 #include "reduce/distinct_sizes.h"
 #include "reduce/id_ops.h"
@@ -693,7 +695,8 @@ Why literal_pins(const ir::Case& c,
                  const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
                  const std::map<std::string, int64_t>& all, const std::set<std::string>& plan_sizes,
                  bool refute, std::vector<Reading>* readings = nullptr,
-                 const std::vector<MeanCount>& means = {}) {
+                 const std::vector<MeanCount>& means = {},
+                 std::map<double, std::string>* generalize = nullptr) {
   struct Q {
     std::string text;
     double value;
@@ -828,6 +831,37 @@ Why literal_pins(const ir::Case& c,
     for (const auto& [k, a] : op.attrs)
       if (auto x = float_literal(op, k, a)) lits.push_back(Lit{*x, nullptr, &op, m, &k});
   });
+  // Literals of scalar attributes equal to a size as given are read as
+  // indeterminates instead of pinning it (Options::generalize_literals): the
+  // values, each with what it equals. A value of another attribute still
+  // pins (an exponent or an optimizer constant stays a number).
+  auto as_given_form = [&](const Lit& lit) -> std::string {
+    const double a = std::fabs(lit.value);
+    if (!std::isfinite(a) || a == 0 || a == 1 || a == 2 || a == 0.5) return {};
+    for (const auto& q : qs) {
+      if (q.value < 2 || (lit.shared && !q.spec_size)) continue;
+      const std::pair<double, const char*> forms[] = {
+          {q.value, "q"}, {1 / q.value, "1/q"}, {1 / std::sqrt(q.value), "1/sqrt(q)"}};
+      for (const auto& [t, f] : forms)
+        if (std::fabs(a - t) <= 1e-9 * t && !(q.product && std::string(f) == "1/sqrt(q)"))
+          return std::string(f) + " with " + q.text;
+    }
+    return {};
+  };
+  auto generalized = [&](const Lit& lit) {
+    return generalize && lit.spec_value == 0 && generalize->count(lit.value) &&
+           ir::is_scalar_attr(lit.op->kind, *lit.key) && !ir::sem::integer_typed(*lit.op);
+  };
+  if (generalize) {
+    generalize->clear();
+    for (const Lit& lit : lits)
+      if (lit.spec_value == 0 && ir::is_scalar_attr(lit.op->kind, *lit.key) && !ir::sem::integer_typed(*lit.op))
+        if (std::string f = as_given_form(lit); !f.empty()) {
+          char buf[64];
+          std::snprintf(buf, sizeof buf, "%.17g", lit.value);
+          generalize->emplace(lit.value, std::string(buf) + " (" + f + ")");
+        }
+  }
   // The other direction: a literal equal to a size at its *reduced* value. A
   // plan that hard-codes the factor for 2 ranks (`scale 0.5` for 1/dp) is
   // wrong on 8 ranks and right on 2; verified on 2 it would pass. Such a size
@@ -843,7 +877,7 @@ Why literal_pins(const ir::Case& c,
       const std::string& key = *lit.key;
       double a = std::fabs(x);
       if (lit.shared || (key != "factor" && key != "value" && lit.spec_value == 0) || !std::isfinite(a) || a == 0 ||
-          a == 1)
+          a == 1 || generalized(lit))
         continue;
       for (const auto& sized : changed) {
         // Named, not bound: lambdas below capture them (clang 14 cannot
@@ -888,7 +922,7 @@ Why literal_pins(const ir::Case& c,
     double a = std::fabs(x);
     // 0, 1, 2 and 1/2 are everywhere (exponents, GELU, halves of rotary
     // dims) and a size of 2 is never reduced, so they pin nothing.
-    if (!std::isfinite(a) || a == 0 || a == 1 || a == 2 || a == 0.5) continue;
+    if (!std::isfinite(a) || a == 0 || a == 1 || a == 2 || a == 0.5 || generalized(lit)) continue;
     // Under `readings`, a literal whose op can be found again is read each
     // way instead of pinning (the caller runs every reading).
     const bool reread = readings && !lit.op->results.empty();
@@ -1393,7 +1427,8 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     for (const auto& a : c.plan.mesh.axes) plan_sizes.insert(a.name);
     for (const auto& [k, why] : loop_counts(c)) plan_sizes.insert(k);
     Why pins = literal_pins(c, changed, orig_base, plan_sizes, opt.refute,
-                            opt.refute && opt.reread_literals ? &t.readings : nullptr, means);
+                            opt.refute && opt.reread_literals ? &t.readings : nullptr, means,
+                            opt.generalize_literals ? &t.generalized : nullptr);
     // A dim kept at its size while an axis dividing it shrinks would make
     // every shard larger than in the original: keep that axis too.
     {
@@ -1432,9 +1467,20 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
         // where padding at the wrong end cannot show. Its sizes are kept.
         std::vector<ir::DimExpr> mods;
         remainders(e, mods);
+        // A remainder is in the fragment only where it is 0 or its operand
+        // at both sizes (there it is a polynomial in the sizes, which the
+        // reduction's argument needs); one that wraps (`(B/dp) % 6` is 2 at
+        // B/dp = 8 and B/dp at B/dp = 2 or 3) is periodic, and no smaller
+        // instance reproduces it. Its sizes are kept.
+        auto wraps = [&](const ir::DimExpr& m, const ir::Bindings& at, int64_t v) {
+          int64_t x = 0;
+          return m.kind() == ir::DimExpr::Kind::Mod && v != 0 && !(m.lhs().try_eval(at, x) && x == v);
+        };
         for (const auto& m : mods) {
           int64_t ov, nv;
-          if (has_coord(m) || !m.try_eval(orig_base, ov) || !m.try_eval(nb, nv) || (ov == 0) == (nv == 0)) continue;
+          if (has_coord(m) || !m.try_eval(orig_base, ov) || !m.try_eval(nb, nv)) continue;
+          const bool wrap = wraps(m, orig_base, ov) || wraps(m, nb, nv);
+          if ((ov == 0) == (nv == 0) && !wrap) continue;
           std::set<std::string> syms;
           m.symbols(syms);
           for (const auto& x : syms)
@@ -1442,7 +1488,9 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
               pins.emplace(x, std::string(m.kind() == ir::DimExpr::Kind::Mod ? "the remainder " : "the difference ") +
                                   m.str() + " (" + where.str() + ") is " + std::to_string(ov) +
                                   " as given and " + std::to_string(nv) +
-                                  " reduced: the plan would take another path where it pads or divides");
+                                  (wrap ? " reduced, and wraps: a remainder is reduced only where it is 0 or its "
+                                          "operand at both sizes"
+                                        : " reduced: the plan would take another path where it pads or divides"));
         }
         std::vector<ir::DimExpr> ds;
         divisions(e, ds);
@@ -1519,6 +1567,22 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
     ir::DiagList d =
         ir::validate_case(t.reduced, "", ir::kScheduleBudget, opt.threads, &t.spec_types, &t.program_types);
     if (!d.empty()) {
+      // Placements that cover a spec output as given (validated) but leave
+      // part of it unplaced reduced (a row offset `$tp*(H/tp)` where `NH*D/tp`
+      // is meant, equal as given): every size of that output's shape and of
+      // the boxes placed on it is kept (an axis whose coordinate a box
+      // reads, the count of a loop whose index it reads), all at once.
+      if (const std::string& o = d.items[0].spec_value; !o.empty() && !opt.second_look) {
+        const std::set<std::string> sizes = output_box_sizes(c, o, t.spec_types);
+        const std::string why = "the instance reduced with it leaves part of spec output '" + o + "' unplaced (" +
+                                d.items[0].message + ")";
+        bool more = false;
+        for (const auto& x : sizes)
+          if (c.plan.mesh.axis_index(x) ? blocked.emplace(x, why).second
+                                        : dims.count(x) && frozen.emplace(x, why).second)
+            more = true;
+        if (more) continue;
+      }
       // Keep, one at a time, a size the failing op depends on.
       if (first_failure.empty()) {
         first_failure = d.items[0].message;

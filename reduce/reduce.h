@@ -35,6 +35,12 @@ struct Options {
   // reduced instance that does not validate ends the reduction (unchanged,
   // `invalid_at` set) instead of keeping sizes until one does.
   bool second_look = false;
+  // A float literal of a scalar attribute (ir::AttrSpec::scalar) equal to a
+  // size as given does not keep that size: it is listed in
+  // Result::generalized, and the reduced instance is proved with it read as
+  // an indeterminate (docs/soundness.md, "Literals"). Only a proof for every
+  // value of it counts.
+  bool generalize_literals = false;
   // Only the sizes: `dims` and `axes` of the first instance the rounds
   // settle on, neither validated nor retried (`reduced` is left empty). What
   // verify's second look compares its instance's sizes with.
@@ -79,6 +85,9 @@ struct Result {
   ir::TypeMap spec_types;  // of the reduced spec, from its validation (when changed)
   std::map<std::string, ir::TypeMap> program_types;  // of its programs, likewise
   std::vector<Reading> readings;  // with Options::reread_literals
+  // With Options::generalize_literals: the literal values read as
+  // indeterminates, each with the size it equals ("0.0883... (1/sqrt(q) with D=128)").
+  std::map<double, std::string> generalized;
   std::string invalid_at;         // with Options::second_look: why a reduced instance did not validate
 
   // `rank 5 (pp=0,dp=37,tp=1)`: the original rank a reduced rank stands for.

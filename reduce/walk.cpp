@@ -160,4 +160,27 @@ std::optional<double> float_literal(const ir::Op& op, const std::string& key, co
   return static_cast<double>(e->const_value());
 }
 
+std::set<std::string> output_box_sizes(const ir::Case& c, const std::string& output, const ir::TypeMap& types) {
+  std::set<std::string> syms;
+  if (auto it = types.find(output); it != types.end())
+    for (const auto& e : it->second.shape) e.symbols(syms);
+  for (const auto& pl : c.plan.placements)
+    if (pl.spec_value == output)
+      for (const auto& rg : pl.region) {
+        rg.offset.symbols(syms);
+        rg.size.symbols(syms);
+      }
+  std::set<std::string> sizes;
+  for (const auto& x : syms) {
+    if (x.empty() || x[0] != '$') {
+      sizes.insert(x);
+      continue;
+    }
+    const std::string var = x.substr(1);
+    if (c.plan.mesh.axis_index(var)) sizes.insert(var);
+    loop_count_symbols(c.plan, var, sizes);
+  }
+  return sizes;
+}
+
 }  // namespace parity::reduce

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "ir/plan.h"
+#include "ir/validate.h"
 
 namespace parity::reduce {
 
@@ -60,5 +61,11 @@ void remainders(const ir::DimExpr& e, std::vector<ir::DimExpr>& out);
 
 // The dim symbols of the counts of the plan's loops over index `var` (no `$`).
 void loop_count_symbols(const ir::Plan& p, const std::string& var, std::set<std::string>& out);
+
+// The sizes a spec output's placed boxes depend on: the symbols of its shape
+// (`types`: the spec's value types), of its placements' regions, the axes
+// whose coordinates they read and the counts of the loops whose indices they
+// read. Keeping all of them keeps the boxes as given.
+std::set<std::string> output_box_sizes(const ir::Case& c, const std::string& output, const ir::TypeMap& types);
 
 }  // namespace parity::reduce

@@ -177,6 +177,40 @@ TEST(Reduce, LiteralEqualToTheAxisSizePinsIt) {
   EXPECT_EQ(verify::verify_case(c2, "t", {}).kind, verify::VerdictKind::mismatch);
 }
 
+// The attention scale 1/sqrt(D) is a literal of spec and plan alike; at
+// D = S = 64 it equals 1/sqrt(q) for both. Pinned, it keeps them at 64; read
+// as an indeterminate it keeps nothing, and the proof holds for every value
+// of it. A plan whose scale differs from the spec's is not proved so.
+TEST(Reduce, ScalarLiteralsEqualToASizeAreGeneralized) {
+  auto o = opts("llama3-8b");
+  o.dp = 2;
+  o.tp = 2;
+  o.layers = 1;
+  o.dims["D"] = 64;
+  o.dims["S"] = 64;
+  ir::Case c = corpus::generate(o);
+  reduce::Result pinned = reduce::reduce_case(c);
+  EXPECT_TRUE(mentions(pinned.kept, "dim D kept at 64: the literal 0.125")) << joined(pinned.kept);
+  reduce::Options go;
+  go.generalize_literals = true;
+  reduce::Result r = reduce::reduce_case(c, go);
+  EXPECT_TRUE(mentions(r.applied, "dim D 64 -> ")) << joined(r.kept);
+  EXPECT_TRUE(mentions(r.applied, "dim S 64 -> ")) << joined(r.kept);
+  ASSERT_EQ(r.generalized.count(0.125), 1u);
+  auto v = verify::verify_case(c, "t", {});
+  EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
+  EXPECT_TRUE(mentions(v.reductions, "literal 0.125 (1/sqrt(q) with")) << joined(v.reductions);
+  // One program's scale 1/8 becomes 1/16 (1/sqrt(256)): not the same literal.
+  ir::Op* sc = find_op(c.plan, [](const ir::Op& op) {
+    return op.kind == "scale" && std::get<double>(op.attrs.at("factor")) == 0.125;
+  });
+  ASSERT_NE(sc, nullptr);
+  sc->attrs["factor"] = 0.0625;
+  auto w = verify::verify_case(c, "t", {});
+  EXPECT_EQ(w.kind, verify::VerdictKind::mismatch) << w.reason;
+  EXPECT_FALSE(mentions(w.reductions, "read as an indeterminate")) << joined(w.reductions);
+}
+
 // DeepSeek-V2's routed-expert scale is 16, as are dp and the microbatch
 // count here. The plan copies the spec's `scale` op, so the 16 is a constant
 // of the model, which cannot stand for a mesh axis or a microbatch count:

@@ -1384,6 +1384,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // does not prove is run. A difference there makes the verdict UNKNOWN:
     // the two instances disagree, so neither is believed.
     std::string look_note;  // what the second look ran, when it found nothing
+    bool look_generalizes = false;  // the second look of a proof with literals read as indeterminates
     auto second_look = [&](const Verdict& v, const ir::Case& base, const std::vector<std::string>& reductions,
                            const std::set<std::string>* assumed,
                            const reduce::OpenStages* open) -> std::optional<Verdict> {
@@ -1426,6 +1427,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       ao.keep = 3;
       ao.least = 3;
       ao.second_look = true;
+      ao.generalize_literals = look_generalizes;
       progress_start(opt.progress, "running a second reduced instance at other sizes");
       reduce::Result alt = reduce::reduce_case(base, ao);
       // Sizes kept apart that the plan needs equal (a microbatch of one row:
@@ -1484,6 +1486,9 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         progress_start(opt.progress, "proving a second reduced instance at other sizes");
         StageOptions ao2 = so;
         ao2.spec_types = alt.changed ? &alt.spec_types : nullptr;
+        std::set<double> alt_literals;
+        for (const auto& [x, why] : alt.generalized) alt_literals.insert(x);
+        ao2.literals = &alt_literals;
         ao2.assumed = assumed;
         ao2.open = open;
         ao2.cache_dir.clear();
@@ -1547,6 +1552,64 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       nv.cex->found_by += "; its stages proved equal by cancelling a count that can be 0 (y / y = 1), and is 0 here";
       return nv;
     };
+    // Literals as indeterminates: a literal of a scalar attribute (a scale
+    // factor, an addend, a filled value) equal to a size as given would keep
+    // that size (the attention scale 1/sqrt(128) keeps head dim and sequence
+    // at 128). This attempt reduces past it and proves every stage of the
+    // reduced instance with each such value read as one indeterminate, spec
+    // and plan alike: a proof for every value of it is a proof of a case in
+    // which no literal can stand for a size, which the reductions' argument
+    // carries to the sizes as given, and then to the value as written
+    // (docs/soundness.md, "Literals"). Only its VERIFIED is used; anything
+    // else goes on to the attempts below, with the literal pinning.
+    auto literal_attempt = [&](const ir::Case& base, const reduce::LayerFold* fold,
+                               double fold_s) -> std::optional<Verdict> {
+      if (!opt.stages || opt.smt_all) return std::nullopt;
+      reduce::Options go = ro;
+      go.generalize_literals = true;
+      progress_start(opt.progress, "reducing with literals read as indeterminates");
+      reduce::Result gr = reduce::reduce_case(base, go);
+      if (gr.generalized.empty() || !gr.changed) return std::nullopt;
+      const double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - fold_s;
+      std::set<double> lits;
+      for (const auto& [x, why] : gr.generalized) lits.insert(x);
+      StageOptions go2 = so;
+      go2.spec_types = &gr.spec_types;
+      go2.literals = &lits;
+      // Worth trying only while it is cheap: a plan that does not prove this
+      // way is checked the usual way next.
+      go2.max_term_bytes = size_t{256} << 20;
+      if (fold) {
+        go2.assumed = &fold->assumed;
+        go2.open = &fold->open;
+      }
+      StagedResult gsr = prove_by_stages(gr.reduced, go2);
+      // A count cancelled that can be 0 is looked at by the usual attempts.
+      if (!gsr.proved || gsr.zero_cancelled > 0) return std::nullopt;
+      Verdict v = staged_verdict(gsr, gr.reduced, opt);
+      v.reductions = gr.applied;
+      if (fold) v.reductions.push_back(fold->summary);
+      for (const auto& [x, why] : gr.generalized)
+        v.reductions.push_back("literal " + why + " read as an indeterminate");
+      v.kept = gr.kept;
+      v.verified_ranks = gr.reduced.plan.mesh.num_ranks();
+      v.validate_seconds = validate_s;
+      v.reduce_seconds = reduce_s;
+      v.fold_seconds = fold_s;
+      v.stage_build_seconds = gsr.build_seconds;
+      v.stage_prove_seconds = gsr.prove_seconds;
+      gsr = StagedResult{};
+      gr = reduce::Result{};
+      const auto l0 = std::chrono::steady_clock::now();
+      look_generalizes = true;
+      auto nv = guarded_look(v, base, v.reductions, fold ? &fold->assumed : nullptr, fold ? &fold->open : nullptr);
+      look_generalizes = false;
+      if (nv) return nv;
+      v.second_look = look_note;
+      v.second_look_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - l0).count();
+      v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return v;
+    };
     std::string fold_note;
     double fold_attempt_s = 0;  // the fold, and reducing and proving its case, when that did not verify
     if (fold_first) {
@@ -1557,6 +1620,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       given_types.clear();
       const double fold_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
       if (fold.folded) {
+        if (auto gv = literal_attempt(fold.kase, &fold, fold_s)) return *gv;
         progress_start(opt.progress, "reducing the folded case");
         reduce::Result fr = reduce::reduce_case(fold.kase, ro);
         const ir::Case& ft = fr.changed ? fr.reduced : fold.kase;
@@ -1618,6 +1682,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       }
       fold_attempt_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - f0).count();
     }
+    if (auto gv = literal_attempt(c, nullptr, fold_attempt_s)) return *gv;
     progress_start(opt.progress, "reducing");
     reduce::Result r = reduce::reduce_case(c, ro);
     const ir::Case& target = r.changed ? r.reduced : c;
@@ -1882,25 +1947,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // the plan as given along everything they depend on: a gap left then is
     // the plan's, and the INVALID stands.
     if (v.kind == VerdictKind::invalid && !v.uncovered.empty() && r.changed) {
-      std::set<std::string> syms;
-      if (auto it = r.spec_types.find(v.uncovered); it != r.spec_types.end())
-        for (const auto& e : it->second.shape) e.symbols(syms);
-      for (const auto& pl : c.plan.placements)
-        if (pl.spec_value == v.uncovered)
-          for (const auto& rg : pl.region) {
-            rg.offset.symbols(syms);
-            rg.size.symbols(syms);
-          }
-      std::set<std::string> sizes;
-      for (const auto& x : syms) {
-        if (x.empty() || x[0] != '$') {
-          sizes.insert(x);
-          continue;
-        }
-        const std::string var = x.substr(1);
-        if (c.plan.mesh.axis_index(var)) sizes.insert(var);
-        reduce::loop_count_symbols(c.plan, var, sizes);
-      }
+      const std::set<std::string> sizes = reduce::output_box_sizes(c, v.uncovered, r.spec_types);
       VerifyOptions again = opt;
       bool more = false;
       for (const auto& x : sizes)

@@ -31,7 +31,8 @@ using Clock = std::chrono::steady_clock;
 
 class StageProver {
  public:
-  StageProver(const reduce::StageGraph& g, size_t budget) : g_(g), budget_(budget), td_{tt_} {
+  StageProver(const reduce::StageGraph& g, size_t budget, const std::set<double>* literals)
+      : g_(g), budget_(budget), td_{tt_, literals} {
     const ir::Spec& s = *g.kase().spec;
     ranges_ = ir::id_ranges(s, g.spec_types(), g.dims(), &negative_);
   }
@@ -465,8 +466,9 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     std::atomic<size_t> first_failed{SIZE_MAX};
     std::mutex m;
     size_t why_k = SIZE_MAX;
+    const bool use_cache = !opt.cache_dir.empty() && (!opt.literals || opt.literals->empty());
     auto fresh_prover = [&](std::optional<StageProver>& sp) {
-      sp.emplace(g, opt.expand_budget);
+      sp.emplace(g, opt.expand_budget, opt.literals && !opt.literals->empty() ? opt.literals : nullptr);
       sp->limit_bytes(opt.max_term_bytes);
     };
     auto work_on = [&] {
@@ -479,7 +481,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
         StageInfo& info = r.list[k];
         info.shard = opt.shards.index;
         progress_step(opt.progress);
-        if (!opt.cache_dir.empty() && cache_has(opt.cache_dir, *st.key)) {
+        if (use_cache && cache_has(opt.cache_dir, *st.key)) {
           info.cached = true;
           continue;
         }
@@ -513,7 +515,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
         }
         info.seconds = std::chrono::duration<double>(Clock::now() - s0).count();
         info.obligations = sp->obligations() - before;
-        if (!opt.cache_dir.empty()) cache_put(opt.cache_dir, *st.key);
+        if (use_cache) cache_put(opt.cache_dir, *st.key);
       }
       obligations += sp->obligations();
       by_expansion += sp->by_expansion();

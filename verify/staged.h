@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,10 @@ struct StageOptions {
   const std::set<std::string>* assumed = nullptr;
   // Of those, the ones whose transfers are still proved (reduce/stages.h).
   const reduce::OpenStages* open = nullptr;
+  // Literal values read as indeterminates (reduce::Result::generalized):
+  // every stage is proved for every value of them. No cache is used then
+  // (a stage cached as proved with the literals as written is not).
+  const std::set<double>* literals = nullptr;
 };
 
 StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt);

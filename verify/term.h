@@ -12,6 +12,9 @@
 #include <stdexcept>
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <map>
+#include <set>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -189,7 +192,21 @@ class TermTable {
 struct TermDomain {
   using S = TermId;
   TermTable& t;
+  // Literal values of scalar attributes read as indeterminates, one variable
+  // a value, spec and plan alike (docs/soundness.md, "Literals").
+  const std::set<double>* literals = nullptr;
+  std::map<double, TermId> literal_vars{};
   S c(double v) { return t.constant(Rational::from_double(v)); }
+  S literal(double v) {
+    if (!literals || !literals->count(v)) return c(v);
+    auto it = literal_vars.find(v);
+    if (it == literal_vars.end()) {
+      char name[48];
+      std::snprintf(name, sizeof name, "literal %.17g", v);
+      it = literal_vars.emplace(v, t.var(name)).first;
+    }
+    return it->second;
+  }
   S add(S a, S b) { return t.add(a, b); }
   S sub(S a, S b) { return t.add(a, t.scale(b, Rational(-1))); }
   S mul(S a, S b) { return t.mul(a, b); }
