@@ -22,6 +22,7 @@ void add_reduce(CLI::App& app, Action& run) {
   static int64_t least = 2;
   static bool second = false;
   static bool fold = false;
+  static bool indeterminates = false;
   cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
   cmd->add_option("-o,--output", out, "the reduced case (.pb binary, otherwise text)")->required();
   cmd->add_option("--keep", keep, "coordinates kept of each run of interchangeable ones (at least 2)")
@@ -35,6 +36,10 @@ void add_reduce(CLI::App& app, Action& run) {
   cmd->add_flag("--fold", fold,
                 "fold repeated layers first, as verify does (the layers kept and the stubs standing in for the "
                 "others: docs/soundness.md, \"Layer fold\")");
+  cmd->add_flag("--literals-as-indeterminates", indeterminates,
+                "reduce past literals of scale factors, addends and filled values that equal a size, as verify's "
+                "first attempt does (it proves the instance with each such literal a variable: docs/soundness.md, "
+                "\"Literals read as indeterminates\"); they are listed");
   cmd->callback([&run] {
     run = [] {
       std::string label = files_label(files);
@@ -60,6 +65,7 @@ void add_reduce(CLI::App& app, Action& run) {
       o.least = second ? std::max<int64_t>(least, 3) : least;
       o.second_look = second;
       o.shape = !no_shape;
+      o.generalize_literals = indeterminates;
       reduce::Result r = reduce::reduce_case(c, o);
       const ir::Case& target = r.changed ? r.reduced : c;
       if (!r.changed)
@@ -70,6 +76,7 @@ void add_reduce(CLI::App& app, Action& run) {
                  r.changed ? "" : "; nothing could be reduced");
       if (!r.applied.empty()) fmt::print("  reduced: {}\n", fmt::join(r.applied, ", "));
       for (const auto& k : r.kept) fmt::print("  not reduced: {}\n", k);
+      for (const auto& [x, why] : r.generalized) fmt::print("  literal read as an indeterminate: {}\n", why);
       for (const auto& a : r.axes)
         if (a.from != a.to) fmt::print("  {} coordinates kept: {}\n", a.axis, fmt::join(a.orig_of, ", "));
       return int{kOk};

@@ -1492,6 +1492,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         ao2.assumed = assumed;
         ao2.open = open;
         ao2.cache_dir.clear();
+        // A cross-check: a stage whose terms grow past this is not worth
+        // proving here (the long-context plan's attention at S/cp = 5 with
+        // the scale an indeterminate grew for a minute).
+        ao2.max_term_bytes = size_t{512} << 20;
         StagedResult asr = prove_by_stages(second_case, ao2);
         const std::string what = "a second instance reduced at other sizes (" + second_applied() + ") ";
         // A count cancelled that can be 0: run it too, where that is cheap.
@@ -1503,7 +1507,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
           look_note = what + "proves by stages";
           return std::nullopt;
         }
-        if (rank_instructions_over(second_case, opt.max_rank_instructions)) {
+        if (rank_instructions_over(second_case, kCrossCheckRankInstructions)) {
           look_note = what + "does not prove by stages (" + asr.reason + ") and is too large to run";
           return std::nullopt;
         }
