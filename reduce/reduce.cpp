@@ -410,6 +410,30 @@ bool loop_count_floors(const std::vector<std::pair<ir::DimExpr, std::string>>& c
   return false;
 }
 
+// The integer literals of 3 or more in index terms (expressions that read a
+// coordinate or a loop index): a row offset `$tp*(6/tp)` where `F/tp` is
+// meant. Collected once.
+std::set<int64_t> index_term_literals(const ir::Case& c);
+
+// A size reduced to the value of such a literal, which it does not have as
+// given, would let the literal stand for it at the reduced sizes only (the
+// offset above is right at F = 6 and wrong at F = 8): its floor is raised
+// past the literal. One at a time; true when one was raised.
+bool index_literal_floors(const std::set<int64_t>& lits, const ir::Bindings& now,
+                          const std::map<std::string, std::pair<int64_t, int64_t>>& changed,
+                          std::map<std::string, int64_t>& floors, Why& floor_why) {
+  for (const auto& [x, v] : changed) {
+    const int64_t r = now.at(x);
+    if (v.first == r || !lits.count(r) || floors[x] > r) continue;
+    floors[x] = r + 1;
+    floor_why[x] = "at " + x + " = " + std::to_string(r) + ", it would equal the literal " + std::to_string(r) +
+                   " of an index term (" + std::to_string(v.first) + " as given): the literal could stand for " + x +
+                   " there only";
+    return true;
+  }
+  return false;
+}
+
 // Compresses each axis' coordinates: runs of coordinates that run the same
 // programs keep `keep` members.
 // `pad`: each reduced axis grows to the smallest divisor of its size that
@@ -626,6 +650,19 @@ void consts_of(const ir::DimExpr& e, std::vector<int64_t>& out) {
   if (e.kind() == K::Const || e.kind() == K::Sym) return;
   consts_of(e.lhs(), out);
   if (e.kind() != K::Neg) consts_of(e.rhs(), out);
+}
+
+std::set<int64_t> index_term_literals(const ir::Case& c) {
+  std::set<int64_t> out;
+  Seen seen;
+  for_each_expr(c, [&](const ir::DimExpr& e, const Where&) {
+    if (!seen.insert(e.id()).second || !has_coord(e)) return;
+    std::vector<int64_t> ks;
+    consts_of(e, ks);
+    for (int64_t k : ks)
+      if (k >= 3) out.insert(k);
+  });
+  return out;
 }
 
 // Literals equal to a quantity the reduction changes would keep their value
@@ -1399,6 +1436,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
   const auto count_exprs = loop_count_exprs(c);
   const std::vector<SelectionSite> selections = selection_sites(c, orig_base, opt.given_spec_types, opt.given_types);
   std::map<std::string, int64_t> floors;  // dims raised to keep sizes apart
+  const std::set<int64_t> index_term_lits = index_term_literals(c);
   int floor_rounds = 0;
   Why floor_why;  // the last coincidence that raised each floor
 
@@ -1443,6 +1481,7 @@ Result reduce_case(const ir::Case& c, const Options& opt) {
       // instance only searched for a counterexample may select everything.
       if (floor_rounds < (opt.second_look ? 16 : 64) &&
           (loop_count_floors(count_exprs, orig_base, nb, changed, c.plan.mesh, floors, floor_why) ||
+           index_literal_floors(index_term_lits, nb, changed, floors, floor_why) ||
            (!opt.refute && selection_floors(selections, nb, changed, floors, floor_why)) ||
            coincidence_pins(sizes, nb, changed, c.plan.mesh, floors, floor_why, opt.second_look ? no_pins : pins,
                             opt.second_look))) {

@@ -178,7 +178,7 @@ TEST(Reduce, LiteralEqualToTheAxisSizePinsIt) {
 }
 
 // The attention scale 1/sqrt(D) is a literal of spec and plan alike; at
-// D = S = 64 it equals 1/sqrt(q) for both. Pinned, it keeps them at 64; read
+// D = S = 16 it equals 1/sqrt(q) for both. Pinned, it keeps them at 16; read
 // as an indeterminate it keeps nothing, and the proof holds for every value
 // of it. A plan whose scale differs from the spec's is not proved so.
 TEST(Reduce, ScalarLiteralsEqualToASizeAreGeneralized) {
@@ -186,23 +186,23 @@ TEST(Reduce, ScalarLiteralsEqualToASizeAreGeneralized) {
   o.dp = 2;
   o.tp = 2;
   o.layers = 1;
-  o.dims["D"] = 64;
-  o.dims["S"] = 64;
+  o.dims["D"] = 16;
+  o.dims["S"] = 16;
   ir::Case c = corpus::generate(o);
   reduce::Result pinned = reduce::reduce_case(c);
-  EXPECT_TRUE(mentions(pinned.kept, "dim D kept at 64: the literal 0.125")) << joined(pinned.kept);
+  EXPECT_TRUE(mentions(pinned.kept, "dim D kept at 16: the literal 0.25")) << joined(pinned.kept);
   reduce::Options go;
   go.generalize_literals = true;
   reduce::Result r = reduce::reduce_case(c, go);
-  EXPECT_TRUE(mentions(r.applied, "dim D 64 -> ")) << joined(r.kept);
-  EXPECT_TRUE(mentions(r.applied, "dim S 64 -> ")) << joined(r.kept);
-  ASSERT_EQ(r.generalized.count(0.125), 1u);
+  EXPECT_TRUE(mentions(r.applied, "dim D 16 -> ")) << joined(r.kept);
+  EXPECT_TRUE(mentions(r.applied, "dim S 16 -> ")) << joined(r.kept);
+  ASSERT_EQ(r.generalized.count(0.25), 1u);
   auto v = verify::verify_case(c, "t", {});
   EXPECT_EQ(v.kind, verify::VerdictKind::verified) << v.reason;
-  EXPECT_TRUE(mentions(v.reductions, "literal 0.125 (1/sqrt(q) with")) << joined(v.reductions);
-  // One program's scale 1/8 becomes 1/16 (1/sqrt(256)): not the same literal.
+  EXPECT_TRUE(mentions(v.reductions, "literal 0.25 (")) << joined(v.reductions);
+  // One program's scale 1/4 becomes 1/16: not the same literal.
   ir::Op* sc = find_op(c.plan, [](const ir::Op& op) {
-    return op.kind == "scale" && std::get<double>(op.attrs.at("factor")) == 0.125;
+    return op.kind == "scale" && std::get<double>(op.attrs.at("factor")) == 0.25;
   });
   ASSERT_NE(sc, nullptr);
   sc->attrs["factor"] = 0.0625;

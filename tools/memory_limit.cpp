@@ -86,11 +86,13 @@ void limit_memory() {
     if (pages <= 0 || page <= 0) return;
     gb = 0.8 * static_cast<double>(pages) * static_cast<double>(page) / (1 << 30);
     // What is actually free: the memory available now (other processes hold
-    // the rest) and the container's limit less its use. The limit is on
-    // address space, so what this process has mapped already (libraries,
-    // thread stacks) is added back.
+    // the rest) and the container's limit less its use, of which half: a
+    // second check started beside this one (a CI job's parallel tests) sees
+    // the same memory free, and two at their caps must not be more than the
+    // machine has. The limit is on address space, so what this process has
+    // mapped already (libraries, thread stacks) is added back.
     const double free_gb = std::min(meminfo_gb("MemAvailable:"), cgroup_free_gb());
-    if (free_gb > 0) gb = std::min(gb, self_mapped_gb() + 0.9 * free_gb);
+    if (free_gb > 0) gb = std::min(gb, self_mapped_gb() + 0.5 * free_gb);
   }
   rlimit r{};
   if (getrlimit(RLIMIT_AS, &r) != 0) return;

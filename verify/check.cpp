@@ -1507,7 +1507,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
           look_note = what + "proves by stages";
           return std::nullopt;
         }
-        if (rank_instructions_over(second_case, kCrossCheckRankInstructions)) {
+        // A stage that gave up for its size (no element found different) is
+        // no reason to run a large instance whole: that is where memory goes.
+        if (rank_instructions_over(second_case, opt.max_rank_instructions) ||
+            (!asr.failure && rank_instructions_over(second_case, kCrossCheckRankInstructions))) {
           look_note = what + "does not prove by stages (" + asr.reason + ") and is too large to run";
           return std::nullopt;
         }
@@ -1566,6 +1569,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // carries to the sizes as given, and then to the value as written
     // (docs/soundness.md, "Literals"). Only its VERIFIED is used; anything
     // else goes on to the attempts below, with the literal pinning.
+    bool literals_unproved = false;  // the attempt had literals to read so, and did not prove
     auto literal_attempt = [&](const ir::Case& base, const reduce::LayerFold* fold,
                                double fold_s) -> std::optional<Verdict> {
       if (!opt.stages || opt.smt_all) return std::nullopt;
@@ -1589,7 +1593,10 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       }
       StagedResult gsr = prove_by_stages(gr.reduced, go2);
       // A count cancelled that can be 0 is looked at by the usual attempts.
-      if (!gsr.proved || gsr.zero_cancelled > 0) return std::nullopt;
+      if (!gsr.proved || gsr.zero_cancelled > 0) {
+        literals_unproved = true;
+        return std::nullopt;
+      }
       Verdict v = staged_verdict(gsr, gr.reduced, opt);
       v.reductions = gr.applied;
       if (fold) v.reductions.push_back(fold->summary);
@@ -1902,12 +1909,29 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     Verdict v;
     StagedResult sr;
     double reduce_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() - fold_attempt_s;
-    if (opt.stages && !opt.smt_all) {
+    // Literals read as indeterminates did not prove the plan, and the pinned
+    // instance keeps the sizes they equal (the attention scale keeps head dim
+    // and sequence at their published values, past any memory): a difference
+    // is looked for first past those literals, under every reading of them.
+    std::optional<Verdict> early;
+    if (literals_unproved) {
+      ir::Bindings at = target.plan.dims;
+      if (target.spec)
+        for (const auto& [k, x] : target.spec->dims) at.emplace(k, x);
+      for (const auto& a : target.plan.mesh.axes) at[a.name] = a.size;
+      if (symbolic_terms_upto(target, at, opt.max_terms, /*ranks=*/false) > opt.max_terms) {
+        early = search_past_pins();
+        if (!early) early = search_reread();
+      }
+    }
+    if (!early && opt.stages && !opt.smt_all) {
       so.spec_types = r.changed ? &r.spec_types : &spec_types;
       sr = prove_by_stages(target, so);
     }
     std::optional<Verdict> zero_found = sr.proved ? zero_counts(sr, target) : std::nullopt;
-    if (zero_found) {
+    if (early) {
+      v = std::move(*early);
+    } else if (zero_found) {
       v = std::move(*zero_found);
     } else if (sr.proved) {
       v = staged_verdict(sr, target, opt);
