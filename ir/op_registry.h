@@ -62,7 +62,7 @@ struct AttrSpec {
   bool required = false;
   // A number the op's value is an affine function of (a coefficient or an
   // addend, never an exponent, a position or a threshold): a literal there
-  // may be read as an indeterminate (docs/soundness.md, "Literals").
+  // may be read as an indeterminate (docs/soundness.md, "Literals read as indeterminates").
   bool scalar = false;
 };
 

@@ -38,7 +38,7 @@ struct Options {
   // A float literal of a scalar attribute (ir::AttrSpec::scalar) equal to a
   // size as given does not keep that size: it is listed in
   // Result::generalized, and the reduced instance is proved with it read as
-  // an indeterminate (docs/soundness.md, "Literals"). Only a proof for every
+  // an indeterminate (docs/soundness.md, "Literals read as indeterminates"). Only a proof for every
   // value of it counts.
   bool generalize_literals = false;
   // Only the sizes: `dims` and `axes` of the first instance the rounds

@@ -1567,7 +1567,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     // and plan alike: a proof for every value of it is a proof of a case in
     // which no literal can stand for a size, which the reductions' argument
     // carries to the sizes as given, and then to the value as written
-    // (docs/soundness.md, "Literals"). Only its VERIFIED is used; anything
+    // (docs/soundness.md, "Literals read as indeterminates"). Only its VERIFIED is used; anything
     // else goes on to the attempts below, with the literal pinning.
     bool literals_unproved = false;  // the attempt had literals to read so, and did not prove
     auto literal_attempt = [&](const ir::Case& base, const reduce::LayerFold* fold,

@@ -193,7 +193,7 @@ struct TermDomain {
   using S = TermId;
   TermTable& t;
   // Literal values of scalar attributes read as indeterminates, one variable
-  // a value, spec and plan alike (docs/soundness.md, "Literals").
+  // a value, spec and plan alike (docs/soundness.md, "Literals read as indeterminates").
   const std::set<double>* literals = nullptr;
   std::map<double, TermId> literal_vars{};
   S c(double v) { return t.constant(Rational::from_double(v)); }
