@@ -176,4 +176,12 @@ bool is_scalar_attr(const std::string& kind, const std::string& attr) {
   return false;
 }
 
+bool is_extent_attr(const std::string& kind, const std::string& attr) {
+  const OpDef* d = OpRegistry::get().find(kind);
+  if (!d) return false;
+  for (const auto& a : d->attrs)
+    if (a.name == attr) return a.extent;
+  return false;
+}
+
 }  // namespace parity::ir

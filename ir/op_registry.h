@@ -64,10 +64,16 @@ struct AttrSpec {
   // addend, never an exponent, a position or a threshold): a literal there
   // may be read as an indeterminate (docs/soundness.md, "Literals read as indeterminates").
   bool scalar = false;
+  // A size or a position along a tensor dim (a shape, an offset, a slice's
+  // size, a depth): a static number there may be written as a dim expression
+  // (frontend/shapes/size_symbols.h).
+  bool extent = false;
 };
 
 // Whether attribute `attr` of op kind `kind` is declared `scalar`.
 bool is_scalar_attr(const std::string& kind, const std::string& attr);
+// Whether attribute `attr` of op kind `kind` is declared `extent`.
+bool is_extent_attr(const std::string& kind, const std::string& attr);
 
 struct OpDef {
   std::string name;

@@ -132,7 +132,7 @@ void register_collective_ops(OpRegistry& r) {
   send.p2p = true;
   r.add(send);
   OpDef recv{"recv", 0, 0,
-             {{"peer", AttrKind::Coords, true}, {"tag", AttrKind::Int, true}, {"shape", AttrKind::Ints, true},
+             {{"peer", AttrKind::Coords, true}, {"tag", AttrKind::Int, true}, {.name = "shape", .kind = AttrKind::Ints, .required = true, .extent = true},
               {"dtype", AttrKind::String, false}},
              recv_rule, "receives the value the `peer` rank sent with this tag; blocks until it arrives"};
   recv.p2p = true;

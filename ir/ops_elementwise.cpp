@@ -48,7 +48,9 @@ void register_elementwise_ops(OpRegistry& r) {
               },
               "x converted to dtype (to i64: truncated toward zero)"});
   r.add(OpDef{"fill", 0, 0,
-              {{"value", AttrKind::Float, true, true}, {"shape", AttrKind::Ints, true}, {"dtype", AttrKind::String, false}},
+              {{"value", AttrKind::Float, true, true},
+               {.name = "shape", .kind = AttrKind::Ints, .required = true, .extent = true},
+               {"dtype", AttrKind::String, false}},
               [](const ShapeCtx& c) {
                 auto t = parse_dtype(c.s("dtype", "f32"));
                 if (!t) c.fail("unknown dtype '" + c.s("dtype") + "'");

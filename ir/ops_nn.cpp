@@ -94,8 +94,8 @@ std::vector<TensorType> optimizer_rule(const ShapeCtx& c) {
 
 void register_nn_ops(OpRegistry& r) {
   r.add(OpDef{"softmax", 1, 1,
-              {{"dim", AttrKind::Int, true}, {"causal", AttrKind::Int, false}, {"q_offset", AttrKind::Int, false},
-               {"k_offset", AttrKind::Int, false}},
+              {{"dim", AttrKind::Int, true}, {"causal", AttrKind::Int, false}, {.name = "q_offset", .kind = AttrKind::Int, .required = false, .extent = true},
+               {.name = "k_offset", .kind = AttrKind::Int, .required = false, .extent = true}},
               [](const ShapeCtx& c) {
                 if (c.ival("causal", 0)) {
                   if (c.in[0].rank() < 2) c.fail("causal softmax needs [..., Sq, Sk]");
@@ -123,17 +123,17 @@ void register_nn_ops(OpRegistry& r) {
                 return std::vector<TensorType>{c.in[0]};
               },
               "silu(gate) * up"});
-  r.add(OpDef{"embedding", 2, 2, {{"offset", AttrKind::Int, false}}, embedding_rule,
+  r.add(OpDef{"embedding", 2, 2, {{.name = "offset", .kind = AttrKind::Int, .required = false, .extent = true}}, embedding_rule,
               "table[ids - offset], zero rows for ids outside the table (vocab-parallel shards)"});
-  r.add(OpDef{"embedding_grad", 2, 2, {{"vocab", AttrKind::Int, true}, {"offset", AttrKind::Int, false}}, embedding_grad_rule,
+  r.add(OpDef{"embedding_grad", 2, 2, {{.name = "vocab", .kind = AttrKind::Int, .required = true, .extent = true}, {.name = "offset", .kind = AttrKind::Int, .required = false, .extent = true}}, embedding_grad_rule,
               "scatter-add of dy rows into [vocab, H] at ids - offset"});
   r.add(OpDef{"cross_entropy", 3, 3, {{"reduction", AttrKind::String, false}}, ce_rule,
               "masked token-mean (or sum) of logsumexp(logits) - logits[label], operands (logits, labels, mask)"});
   r.add(OpDef{"cross_entropy_grad", 4, 4, {{"reduction", AttrKind::String, false}}, ce_rule,
               "d loss / d logits, operands (logits, labels, mask, dloss)"});
-  r.add(OpDef{"pick", 2, 2, {{"offset", AttrKind::Int, true}}, pick_rule,
+  r.add(OpDef{"pick", 2, 2, {{.name = "offset", .kind = AttrKind::Int, .required = true, .extent = true}}, pick_rule,
               "logits[n, label[n] - offset] if in range else 0 (vocab-parallel label logit)"});
-  r.add(OpDef{"one_hot", 1, 1, {{"depth", AttrKind::Int, true}, {"offset", AttrKind::Int, true}}, one_hot_rule,
+  r.add(OpDef{"one_hot", 1, 1, {{.name = "depth", .kind = AttrKind::Int, .required = true, .extent = true}, {.name = "offset", .kind = AttrKind::Int, .required = true, .extent = true}}, one_hot_rule,
               "1 where id - offset == j"});
   r.add(OpDef{"topk_mask", 1, 1, {{"k", AttrKind::Int, true}}, topk_rule, "1 at the k largest entries of the last dim, else 0"});
   r.add(OpDef{"adamw", 4, 4,

@@ -2102,8 +2102,8 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     v.solver = opt.solver;
     v.reason =
         "ran out of memory while checking it at these sizes (nothing could be concluded): tensors the reduction "
-        "could not shrink (see what it kept), or an MLIR module, whose tensor sizes are fixed, too large to "
-        "check as written: try smaller sizes";
+        "could not shrink (see what it kept; an imported module's sizes reduce only where they could be given "
+        "symbols): try smaller sizes";
     return v;
   }
 }

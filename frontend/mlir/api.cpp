@@ -9,6 +9,7 @@
 #include "frontend/mlir/importer.h"
 #include "frontend/mlir/pipeline.h"
 #include "frontend/mlir/shardings.h"
+#include "frontend/shapes/size_symbols.h"
 #include "ir/error.h"
 
 namespace parity::frontend::mlirio {
@@ -110,6 +111,8 @@ ir::Case build_case(mlir::func::FuncOp spec_f, mlir::func::FuncOp propagated_f,
   for (auto& p : pi.undef_placements) plan.placements.push_back(std::move(p));
   c.spec = std::move(spec);
   c.plan = std::move(plan);
+  // MLIR's sizes are numbers: as symbols they reduce like a protobuf case's.
+  give_size_symbols(c);
   return c;
 }
 

@@ -1,9 +1,10 @@
 // expect-cmd: verify-mlir
 // expect-exit: 0
 // expect-error: VERIFIED
-// expect-error: ax0 kept at 4: its coordinate enters placement
-// 4 ranks, exp on an 8x3 tensor split by rows (2x3 shards). The shard size is the literal 2: a grid
-// of 2 would leave rows 4..7 to nobody, so the axis must not be reduced (it was: INVALID).
+// expect-error: mesh axis ax0 4 -> 2, dim N3 3 -> 2, dim N8 8 -> 4
+// 4 ranks, exp on an 8x3 tensor split by rows (2x3 shards). The shard size, the number 2, is read
+// as N8/ax0 (size symbols), so the axis reduces with the dim; kept a number, a grid of 2 would leave
+// rows 4..7 to nobody and the axis must not be reduced (it once was: INVALID).
 shard.grid @g(shape = 4)
 func.func @f(%a: tensor<8x3xf32>) -> tensor<8x3xf32> {
   %s = shard.sharding @g split_axes = [[0]] : !shard.sharding
