@@ -97,6 +97,22 @@ anchor L2 llama3-70b --dp 16 --tp 8 --pp 4 --mb 32 --layers 80 --dim H=4096 --di
 anchor L3 llama3-405b --dp 64 --tp 8 --pp 16 --mb 16 --layers 126 --dim H=16384 --dim NH=128 --dim D=128 --dim S=128
 echo
 
+# MLIR modules at real sizes (static shapes, read as size symbols): a
+# Megatron MLP partitioned by MLIR at Llama-3 8B sizes, and a hand-partitioned
+# fwd+bwd MLP at hidden 4096 with its bug twin.
+echo "| id | MLIR module | time (s) | peak RSS (MB) | verdict |"
+echo "|---|---|---|---|---|"
+mlir() {
+  local id=$1; shift
+  /usr/bin/time -f "%e %M" -o "$T/mt" timeout "${LIMIT:-600}" "$P" "$@" >"$T/mo" 2>&1 || true
+  read -r sec kb < <(tail -n 1 "$T/mt")
+  echo "| $id | \`parity $*\` | $sec | $((kb / 1024)) | $(head -c 9 "$T/mo" | tr -d ' ') |"
+}
+mlir M1 verify-mlir tests/mlir/mlp_llama3_8b_sizes.mlir
+mlir M2 verify tests/mlir/specs/mlir_ok_mlp_fwd_bwd_tp_h4096.spec.mlir tests/mlir/mlir_ok_mlp_fwd_bwd_tp_h4096.mlir
+mlir M3 verify tests/mlir/specs/mlir_bug_mlp_bwd_dx_noar_h4096.spec.mlir tests/mlir/mlir_bug_mlp_bwd_dx_noar_h4096.mlir
+echo
+
 # Bugs at one rank, one microbatch, one layer of L3 and D3 at published dims: each must be rejected.
 echo "| base | bug (published dims) | ranks | time (s) | verdict |"
 echo "|---|---|---|---|---|"
