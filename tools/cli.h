@@ -3,6 +3,7 @@
 #pragma once
 #include <cmath>
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <functional>
 #include <string>
 #include <vector>
@@ -19,12 +20,35 @@ inline const CLI::Validator kFinite(
         size_t used = 0;
         const double x = std::stod(v, &used);
         if (used != v.size() || !std::isfinite(x)) return "'" + v + "' is not a finite number";
+      } catch (const std::out_of_range&) {
+        return "'" + v + "' is out of range";
       } catch (const std::exception&) {
         return "'" + v + "' is not a number";
       }
       return std::string();
     },
     "FINITE");
+
+// A finite number in [lo, hi] (lo excluded when `open`), with a message that
+// names the bounds briefly (CLI11's own prints a double's bound in 300 digits).
+inline CLI::Validator number_in(double lo, double hi, bool open = false) {
+  return CLI::Validator(
+      [=](std::string& v) {
+        std::string bad = kFinite(v);
+        if (!bad.empty()) return bad;
+        const double x = std::stod(v);
+        if (x < lo || (open && x == lo) || x > hi)
+          return fmt::format("{} is out of range: {} {:g} and at most {:g}", v, open ? "above" : "at least", lo, hi);
+        return std::string();
+      },
+      fmt::format("{}{:g}..{:g}", open ? ">" : "", lo, hi));
+}
+// Counts and sizes: a positive integer, at most 2^20 (a mesh axis, microbatches, layers).
+inline const CLI::Validator kCount = CLI::Range(int64_t{1}, int64_t{1} << 20);
+// Seconds and milliseconds: positive and below a century, so that clocks cannot overflow.
+inline const CLI::Validator kPositiveTime = number_in(0, 3e9, true);
+inline const CLI::Validator kTimeOrZero = number_in(0, 3e9);
+inline const CLI::Validator kNonNegative = number_in(0, 9e15);
 
 enum Exit { kOk = 0, kMismatch = 1, kInvalid = 2, kUnknown = 3 };
 
@@ -58,5 +82,9 @@ ir::Case load_case(const std::vector<std::string>& files);
 std::string files_label(const std::vector<std::string>& files);
 // Prints every diagnostic of a validation and returns kInvalid, or kOk if none.
 int report_diags(const ir::DiagList& d);
+// Creates `dir` if needed and checks that a file can be written there; throws
+// ir::InvalidInput naming `option` otherwise (a cache that silently stays
+// empty would cost every later run its speed).
+void require_writable_dir(const std::string& dir, const std::string& option);
 
 }  // namespace parity::cli

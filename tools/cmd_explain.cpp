@@ -273,12 +273,12 @@ void add_explain(CLI::App& app, Action& run) {
                 "VALUE, quit)");
   cmd->add_option("--solver", opt.solver, "z3, cvc5, or both (they must agree)")
       ->check(CLI::IsMember({"z3", "cvc5", "both"}));
-  cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout")->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout")->check(kPositiveTime);
   cmd->add_option("--seed", opt.seed, "seed of the concrete screening points");
-  cmd->add_option("--points", opt.random_points, "concrete screening points")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--points", opt.random_points, "concrete screening points")->check(number_in(0, 1e6));
   cmd->add_option("--expand-budget", opt.expand_budget,
                   "monomials allowed when expanding products")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->callback([&run] {
     run = [] {
       std::string label = files_label(files);

@@ -50,22 +50,25 @@ void add_gen(CLI::App& app, Action& run) {
   static GenArgs a;
   cmd->add_option("model", a.model, "model config (see --list)");
   cmd->add_flag("--list", a.list, "list models and bug injectors");
-  cmd->add_option("--dp", a.o.dp, "data-parallel size");
-  cmd->add_option("--tp", a.o.tp, "tensor-parallel size");
-  cmd->add_option("--pp", a.o.pp, "pipeline stages");
-  cmd->add_option("--cp", a.o.cp, "context-parallel size");
-  cmd->add_option("--ep", a.o.ep, "expert-parallel size (MoE models)");
+  cmd->add_option("--dp", a.o.dp, "data-parallel size")->check(kCount);
+  cmd->add_option("--tp", a.o.tp, "tensor-parallel size")->check(kCount);
+  cmd->add_option("--pp", a.o.pp, "pipeline stages")->check(kCount);
+  cmd->add_option("--cp", a.o.cp, "context-parallel size")->check(kCount);
+  cmd->add_option("--ep", a.o.ep, "expert-parallel size (MoE models)")->check(kCount);
   cmd->add_flag("--sp", a.o.sp, "sequence parallelism inside the tp group");
   cmd->add_option("--zero", a.o.zero,
-                  "ZeRO stage 0-3: 1 optimizer state, 2 also gradients, 3 also parameters (FSDP)");
-  cmd->add_option("--mb", a.o.mb, "microbatches per step");
+                  "ZeRO stage 0-3: 1 optimizer state, 2 also gradients, 3 also parameters (FSDP)")
+      ->check(CLI::Range(0, 3));
+  cmd->add_option("--mb", a.o.mb, "microbatches per step")->check(kCount);
   cmd->add_option("--schedule", a.o.schedule,
                   "pipeline order: seq (forward+backward per microbatch loop), 1f1b, interleaved")
       ->check(CLI::IsMember({"seq", "1f1b", "interleaved"}));
-  cmd->add_option("--vpp", a.o.vpp, "model chunks per stage (virtual stages, --schedule interleaved)");
+  cmd->add_option("--vpp", a.o.vpp, "model chunks per stage (virtual stages, --schedule interleaved)")
+      ->check(kCount);
   cmd->add_flag("--cp-balanced", a.o.cp_balanced,
                 "load-balanced CP: rank i holds sequence chunks i and 2cp-1-i");
-  cmd->add_option("--layers", a.o.layers, "layers of the reduced model (default or 0: config's, at least pp)");
+  cmd->add_option("--layers", a.o.layers, "layers of the reduced model (default or 0: config's, at least pp)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 20));
   cmd->add_option("--step", a.step, "grads | clip | adamw (default adamw: the full step)")
       ->check(CLI::IsMember({"grads", "clip", "adamw"}));
   cmd->add_option("--marks", a.o.marks, "placed intermediates: all, forward (no gradients) or io")

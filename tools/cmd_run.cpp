@@ -262,7 +262,7 @@ void add_run(CLI::App& app, Action& run) {
                 "compare every placed value with a single-device run of the spec");
   cmd->add_option("--timeout-s", a.timeout_s,
                   "longest wait of one communication call before the run fails")
-      ->check(CLI::PositiveNumber & kFinite);
+      ->check(kPositiveTime);
   cmd->add_option("--json", a.json_out, "write the report as JSON to this file (- for stdout)");
   cmd->add_flag("--no-validate", a.no_validate,
                 "skip structural validation (to watch a malformed plan fail at run time)");

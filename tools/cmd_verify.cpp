@@ -154,15 +154,15 @@ void add_verify(CLI::App& app, Action& run) {
   cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
   cmd->add_option("--solver", opt.solver, "z3, cvc5, or both (they must agree)")
       ->check(CLI::IsMember({"z3", "cvc5", "both"}));
-  cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout")->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout")->check(kPositiveTime);
   cmd->add_option("--seed", opt.seed, "seed of the concrete screening points");
-  cmd->add_option("--points", opt.random_points, "concrete screening points")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--points", opt.random_points, "concrete screening points")->check(number_in(0, 1e6));
   cmd->add_option("--time-limit", opt.time_limit_s,
                   "seconds the whole-plan check may spend deciding obligations; the rest are UNKNOWN (0: none)")
-      ->check(CLI::NonNegativeNumber & kFinite);
+      ->check(kTimeOrZero);
   cmd->add_option("--expand-budget", opt.expand_budget,
                   "monomials allowed when expanding products")
-      ->check(CLI::NonNegativeNumber);
+      ->check(kNonNegative);
   cmd->add_flag("--smt-all", opt.smt_all,
                 "send every obligation not equal by canonical form to the solver");
   static bool no_reduce = false, no_stages = false, no_fold = false;
@@ -187,6 +187,7 @@ void add_verify(CLI::App& app, Action& run) {
       throw CLI::ValidationError("--json/--junit/--sarif", "only one report can go to stdout (-)");
     run = [] {
       limit_memory();
+      if (!opt.cache_dir.empty()) require_writable_dir(opt.cache_dir, "--cache");
       std::string label = files_label(files);
       ir::Case c;
       opt.reduce = !no_reduce;

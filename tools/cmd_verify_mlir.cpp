@@ -22,9 +22,9 @@ void add_verify_mlir(CLI::App& app, Action& run) {
   cmd->add_flag("--print-partitioned", print_partitioned, "print MLIR's partitioned module first");
   cmd->add_option("--solver", opt.solver, "z3, cvc5, or both (they must agree)")
       ->check(CLI::IsMember({"z3", "cvc5", "both"}));
-  cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout")->check(CLI::PositiveNumber);
+  cmd->add_option("--timeout-ms", opt.timeout_ms, "per-obligation solver timeout")->check(kPositiveTime);
   cmd->add_option("--seed", opt.seed, "seed of the concrete screening points");
-  cmd->add_option("--points", opt.random_points, "concrete screening points")->check(CLI::NonNegativeNumber);
+  cmd->add_option("--points", opt.random_points, "concrete screening points")->check(number_in(0, 1e6));
   cmd->callback([&run] {
     run = [] {
       limit_memory();

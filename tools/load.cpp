@@ -1,4 +1,10 @@
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
 
 #include "frontend/proto/case_io.h"
 #include "tools/cli.h"
@@ -34,6 +40,8 @@ ir::Case load_mlir(const std::vector<std::string>& files) {
 
 ir::Case load_case(const std::vector<std::string>& files) {
   if (files.empty() || files.size() > 2) throw ir::InvalidInput("expected CASE or SPEC PLAN");
+  if (files.size() == 2 && files[0] == "-" && files[1] == "-")
+    throw ir::InvalidInput("standard input ('-') can be read once: give the spec or the plan as a file");
   if (is_mlir(files[0]) || is_mlir(files.back())) return load_mlir(files);
   ir::Case c = frontend::read_case(files[0]);
   if (files.size() == 1) return c;
@@ -46,6 +54,19 @@ ir::Case load_case(const std::vector<std::string>& files) {
 
 std::string files_label(const std::vector<std::string>& files) {
   return files.size() == 2 ? files[0] + " + " + files[1] : files.empty() ? "" : files[0];
+}
+
+void require_writable_dir(const std::string& dir, const std::string& option) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const std::string probe = (std::filesystem::path(dir) / (".parity-write-test." + std::to_string(::getpid()))).string();
+  std::FILE* f = ec ? nullptr : std::fopen(probe.c_str(), "wb");
+  if (!f) {
+    const std::string why = ec ? ec.message() : std::strerror(errno);
+    throw ir::InvalidInput(option + " " + dir + ": cannot write there (" + why + ")");
+  }
+  std::fclose(f);
+  std::filesystem::remove(probe, ec);
 }
 
 int report_diags(const ir::DiagList& d) {

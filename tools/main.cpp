@@ -21,6 +21,19 @@ int main(int argc, char** argv) {
 #ifdef PARITY_HAVE_MLIR
   add_verify_mlir(app, run);
 #endif
+  // CLI11 would report a missing subcommand for a misspelled one.
+  if (argc > 1 && argv[1][0] != '-') {
+    std::string known;
+    bool found = false;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+      found |= sub->get_name() == argv[1];
+      known += (known.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!found) {
+      fmt::print(stderr, "error: unknown subcommand '{}' (one of: {}; see parity --help)\n", argv[1], known);
+      return kInvalid;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

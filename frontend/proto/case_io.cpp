@@ -226,12 +226,16 @@ ir::Case parse_binary(const std::string& bytes, const std::string& name, bool sn
   return from_proto(m, name);
 }
 
+// `-` is standard input, read to its end.
 std::string read_bytes(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  const bool in = path == "-";
+  int fd = in ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
   struct Closer {
     int fd;
-    ~Closer() { ::close(fd); }
+    ~Closer() {
+      if (fd != STDIN_FILENO) ::close(fd);
+    }
   } closer{fd};
   struct stat st;
   if (::fstat(fd, &st) != 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
@@ -263,20 +267,27 @@ Format format_for_path(const std::string& path) {
 
 ir::Case read_case(const std::string& path) {
   std::string bytes = read_bytes(path);
-  if (auto f = format_from_extension(path)) return parse_case(bytes, path, *f);
-  return parse_case(bytes, path);
+  const std::string name = path == "-" ? "<stdin>" : path;
+  if (auto f = format_from_extension(path)) return parse_case(bytes, name, *f);
+  return parse_case(bytes, name);
 }
+
+namespace {
+// Editors on some systems start a UTF-8 text file with a byte order mark.
+bool has_bom(const std::string& bytes) { return bytes.rfind("\xEF\xBB\xBF", 0) == 0; }
+}  // namespace
 
 ir::Case parse_case(const std::string& bytes, const std::string& name) {
   if (bytes.size() > kMaxFileBytes) fail(name, "input is larger than " + mib(kMaxFileBytes));
+  if (has_bom(bytes)) return parse_text(bytes.substr(3), name);
   if (looks_binary(bytes)) return parse_binary(bytes, name, /*sniffed=*/true);
   return parse_text(bytes, name);
 }
 
 ir::Case parse_case(const std::string& bytes, const std::string& name, Format f) {
   if (bytes.size() > kMaxFileBytes) fail(name, "input is larger than " + mib(kMaxFileBytes));
-  return f == Format::binary ? parse_binary(bytes, name, /*sniffed=*/false)
-                             : parse_text(bytes, name);
+  if (f == Format::binary) return parse_binary(bytes, name, /*sniffed=*/false);
+  return parse_text(has_bom(bytes) ? bytes.substr(3) : bytes, name);
 }
 
 std::string write_case_string(const ir::Case& c, Format f) {
