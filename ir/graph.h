@@ -19,6 +19,7 @@ struct Op {
   AttrMap attrs;
   std::vector<Graph> regions;
   int line = 0;  // source line in a text file, 0 when unknown
+  int col = 0;   // and column
 
   const Attr* attr(const std::string& name) const;
   // Label used in messages: `matmul -> h1`.

@@ -49,9 +49,14 @@ struct Checker {
     if (!coords) exact.insert(e.id());
   }
 
-  void report(const Op* op, const std::string& msg) {
+  // `check` names the rule for tools (docs/cli.md, "Diagnostics").
+  void report(const Op* op, const char* check, const std::string& msg) {
     Diag d = where;
-    if (op) d.op = op->label();
+    if (op) {
+      d.op = op->label();
+      if (op->line > 0) d.line = op->line, d.col = op->col;
+    }
+    d.check = check;
     d.message = msg;
     out.add(d);
     ++errors;
@@ -59,7 +64,7 @@ struct Checker {
 
   bool define(const Op* op, const std::string& name, TensorType t) {
     if (name.empty()) {
-      report(op, "empty value name");
+      report(op, "value-name", "empty value name");
       return false;
     }
     // Element counts and flat indices are int64: a tensor of 2^61 x 4
@@ -76,14 +81,14 @@ struct Checker {
         else n *= x;
       }
       if (wraps) {
-        report(op, "value '" + name + "' of type " + t.str() +
+        report(op, "element-count", "value '" + name + "' of type " + t.str() +
                        " has more than 2^62 elements (its element count would overflow)");
         return false;
       }
     }
     auto [it, fresh] = all.emplace(name, std::move(t));
     if (!fresh) {
-      report(op, "value '" + name + "' is defined twice (values are SSA: one definition per program)");
+      report(op, "ssa", "value '" + name + "' is defined twice (values are SSA: one definition per program)");
       return false;
     }
     scope.emplace(it->first, &it->second);
@@ -114,7 +119,7 @@ struct Checker {
   void check_op_inner(const Op& op) {
     const OpDef* def = OpRegistry::get().find(op.kind);
     if (!def) {
-      report(&op, "unknown op '" + op.kind + "' (see `parity inspect --ops` for the known ones)");
+      report(&op, "unknown-op", "unknown op '" + op.kind + "' (see `parity inspect --ops` for the known ones)");
       return;
     }
     int n = static_cast<int>(op.operands.size());
@@ -122,7 +127,7 @@ struct Checker {
       std::string want = def->max_operands < 0 ? "at least " + std::to_string(def->min_operands)
                          : def->min_operands == def->max_operands ? std::to_string(def->min_operands)
                          : std::to_string(def->min_operands) + ".." + std::to_string(def->max_operands);
-      report(&op, "takes " + want + " operands, got " + std::to_string(n));
+      report(&op, "operand-count", "takes " + want + " operands, got " + std::to_string(n));
       return;
     }
     std::vector<TensorType> in;
@@ -133,7 +138,7 @@ struct Checker {
         return;
       }
       if (it == scope.end()) {
-        report(&op, "operand '" + v + "' is not defined before use (dangling value)");
+        report(&op, "dangling-value", "operand '" + v + "' is not defined before use (dangling value)");
         return;
       }
       in.push_back(*it->second);
@@ -143,31 +148,31 @@ struct Checker {
       for (const auto& s : def->attrs)
         if (s.name == name) spec = &s;
       if (!spec) {
-        report(&op, "unknown attribute '" + name + "' (allowed: " + allowed_attrs(*def) + ")");
+        report(&op, "attribute", "unknown attribute '" + name + "' (allowed: " + allowed_attrs(*def) + ")");
         return;
       }
       bool ok = attr_kind(a) == spec->kind || (spec->kind == AttrKind::Float && attr_kind(a) == AttrKind::Int);
       if (!ok) {
-        report(&op, "attribute '" + name + "' must be " + attr_kind_name(spec->kind) + ", got " + attr_kind_name(attr_kind(a)));
+        report(&op, "attribute", "attribute '" + name + "' must be " + attr_kind_name(spec->kind) + ", got " + attr_kind_name(attr_kind(a)));
         return;
       }
       // inf or nan as a literal: no real number a step could compute with.
       if (const double* f = std::get_if<double>(&a); f && !std::isfinite(*f)) {
-        report(&op, "attribute '" + name + "' is " + std::to_string(*f) + "; a float attribute must be a finite number");
+        report(&op, "attribute", "attribute '" + name + "' is " + std::to_string(*f) + "; a float attribute must be a finite number");
         return;
       }
     }
     for (const auto& s : def->attrs)
       if (s.required && !op.attr(s.name)) {
-        report(&op, "missing attribute '" + s.name + "' (" + attr_kind_name(s.kind) + ")");
+        report(&op, "attribute", "missing attribute '" + s.name + "' (" + attr_kind_name(s.kind) + ")");
         return;
       }
     if (static_cast<int>(op.regions.size()) != def->regions) {
-      report(&op, "has " + std::to_string(op.regions.size()) + " regions, expected " + std::to_string(def->regions));
+      report(&op, "regions", "has " + std::to_string(op.regions.size()) + " regions, expected " + std::to_string(def->regions));
       return;
     }
     if ((def->collective || def->p2p) && !mesh) {
-      report(&op, "communication op in a spec (a spec runs on one device)");
+      report(&op, "collective-in-spec", "communication op in a spec (a spec runs on one device)");
       return;
     }
     std::vector<TensorType> res;
@@ -178,17 +183,17 @@ struct Checker {
         if (const auto* e = std::get_if<DimExpr>(&a)) check_divisions(ctx, *e);
       res = def->rule(ctx);
     } catch (const InvalidInput& e) {
-      report(&op, std::string("shape rule violated: ") + e.what());
+      report(&op, "shape-rule", std::string("shape rule violated: ") + e.what());
       return;
     }
     if (res.size() != op.results.size()) {
-      report(&op, "produces " + std::to_string(res.size()) + " results, " + std::to_string(op.results.size()) + " named");
+      report(&op, "result-count", "produces " + std::to_string(res.size()) + " results, " + std::to_string(op.results.size()) + " named");
       return;
     }
     if (def->regions == 1 && !check_loop_body(op, in)) return;
     for (size_t k = 0; k < res.size(); ++k) {
       if (const TensorType* d = declared_type(op.results[k]); d && !same_type(*d, res[k])) {
-        report(&op, "result '" + op.results[k] + "' is declared " + d->str() + " but the shape rule gives " + res[k].str());
+        report(&op, "result-type", "result '" + op.results[k] + "' is declared " + d->str() + " but the shape rule gives " + res[k].str());
         return;
       }
       define(&op, op.results[k], std::move(res[k]));
@@ -207,7 +212,7 @@ struct Checker {
   bool check_loop_body(const Op& op, const std::vector<TensorType>& carried) {
     const Graph& body = op.regions[0];
     if (body.inputs.size() != carried.size() || body.outputs.size() != carried.size()) {
-      report(&op, "loop body must take and return the " + std::to_string(carried.size()) + " carried values, got " +
+      report(&op, "loop", "loop body must take and return the " + std::to_string(carried.size()) + " carried values, got " +
                       std::to_string(body.inputs.size()) + " inputs and " + std::to_string(body.outputs.size()) + " outputs");
       return false;
     }
@@ -215,7 +220,7 @@ struct Checker {
     int64_t count = 0;
     std::get<DimExpr>(*op.attr("count")).try_eval(b, count);
     if (loop_vars.count(var) || (mesh && mesh->axis_index(var))) {
-      report(&op, "loop variable '" + var + "' shadows an enclosing loop or a mesh axis");
+      report(&op, "loop", "loop variable '" + var + "' shadows an enclosing loop or a mesh axis");
       return false;
     }
     loop_vars[var] = count;
@@ -227,7 +232,7 @@ struct Checker {
     for (size_t k = 0; k < carried.size(); ++k) {
       auto it = body.types.find(body.inputs[k]);
       if (it != body.types.end() && !same_type(it->second, carried[k])) {
-        report(&op, "loop body input '" + body.inputs[k] + "' is declared " + it->second.str() + " but carries " + carried[k].str());
+        report(&op, "loop", "loop body input '" + body.inputs[k] + "' is declared " + it->second.str() + " but carries " + carried[k].str());
       }
       define(&op, body.inputs[k], carried[k]);
     }
@@ -235,9 +240,9 @@ struct Checker {
     declared.pop_back();
     for (size_t k = 0; k < body.outputs.size() && errors == before; ++k) {
       auto it = scope.find(body.outputs[k]);
-      if (it == scope.end()) report(&op, "loop body output '" + body.outputs[k] + "' is not defined");
+      if (it == scope.end()) report(&op, "loop", "loop body output '" + body.outputs[k] + "' is not defined");
       else if (!same_type(*it->second, carried[k]))
-        report(&op, "loop body output '" + body.outputs[k] + "' has type " + it->second->str() + ", the carried value " + carried[k].str());
+        report(&op, "loop", "loop body output '" + body.outputs[k] + "' has type " + it->second->str() + ", the carried value " + carried[k].str());
     }
     for (std::string_view n : body_defs.back()) scope.erase(n);
     body_defs.pop_back();
@@ -261,7 +266,7 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
   for (const auto& in : g.inputs) {
     auto it = g.types.find(in);
     if (it == g.types.end()) {
-      c.report(nullptr, "input '" + in + "' has no declared type");
+      c.report(nullptr, "input-type", "input '" + in + "' has no declared type");
       continue;
     }
     for (size_t k = 0; k < it->second.shape.size(); ++k) {
@@ -271,13 +276,13 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
         try {
           d.eval(b);
         } catch (const std::exception& e) {  // an unbound symbol, a division, an overflow
-          c.report(nullptr, "input '" + in + "' of type " + it->second.str() + ", dim " + std::to_string(k) + ": " +
+          c.report(nullptr, "input-type", "input '" + in + "' of type " + it->second.str() + ", dim " + std::to_string(k) + ": " +
                                 e.what());
         }
       } else if (v < 1) {
         // Zero-size tensors are not supported (their ops and placements
         // would need empty-region rules of their own).
-        c.report(nullptr, "input '" + in + "' of type " + it->second.str() + ": dim " + std::to_string(k) + " is " +
+        c.report(nullptr, "input-type", "input '" + in + "' of type " + it->second.str() + ": dim " + std::to_string(k) + " is " +
                               (d.is_const() ? std::to_string(v) : d.str() + " = " + std::to_string(v)) +
                               "; every dim must be at least 1 (zero-size tensors are not supported)");
       }
@@ -287,7 +292,7 @@ TypeMap check_graph(const Graph& g, const Bindings& b, const Mesh* mesh, const D
   if (c.errors) return std::move(c.all);
   for (const auto& op : g.ops) c.check_op(op);
   for (const auto& o : g.outputs)
-    if (!c.scope.count(o) && !c.poisoned.count(o)) c.report(nullptr, "output '" + o + "' is not defined");
+    if (!c.scope.count(o) && !c.poisoned.count(o)) c.report(nullptr, "dangling-value", "output '" + o + "' is not defined");
   return std::move(c.all);
 }
 

@@ -18,6 +18,7 @@ struct Program {
   std::string name;
   RankSel ranks;
   Graph graph;
+  int line = 0, col = 0;  // where it is written in a text file; 0 when unknown
 };
 
 // One dim of a region: elements [offset, offset+size) of the spec tensor.
@@ -39,6 +40,7 @@ struct Placement {
   PlacementKind kind = PlacementKind::region;
   std::vector<Range> region;  // empty: the whole spec tensor
   Strings axes;               // for partial: the mesh axes summed over
+  int line = 0, col = 0;      // where it is written in a text file; 0 when unknown
 };
 
 // The box a placement covers in its spec tensor (of concrete `shape`) under

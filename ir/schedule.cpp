@@ -46,6 +46,11 @@ struct Sim {
 
   void err(int64_t rank, const Op* op, const std::string& msg) {
     Diag d{file, prog_of[rank] ? prog_of[rank]->name : "", op ? op->label() : "", p.mesh.rank_str(rank), msg};
+    if (op && op->line > 0)
+      d.line = op->line, d.col = op->col;
+    else if (prog_of[rank] && prog_of[rank]->line > 0)
+      d.line = prog_of[rank]->line, d.col = prog_of[rank]->col;
+    d.check = "schedule";
     out.add(d);
     failed = true;
   }

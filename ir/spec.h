@@ -17,6 +17,7 @@ struct Spec {
   Bindings dims;  // default binding of every dim symbol
   Graph graph;
   std::map<std::string, Role> roles;  // for graph inputs and outputs
+  int line = 0, col = 0;              // where it is written in a text file; 0 when unknown
 };
 
 bool operator==(const Spec& a, const Spec& b);

@@ -10,11 +10,23 @@
 
 namespace parity::ir {
 
+namespace {
+// `d` placed where `x` (an op, a placement, a program, the spec) is written, naming `check`.
+template <class X>
+Diag at(const X& x, const char* check, Diag d) {
+  if (x.line > 0) d.line = x.line, d.col = x.col;
+  d.check = check;
+  return d;
+}
+}  // namespace
+
 void validate_spec(const Spec& s, const std::string& file, DiagList& out, TypeMap* types) {
   Diag where{file, "(spec)", "", "", ""};
+  where.line = s.line, where.col = s.col;
   auto fail = [&](const std::string& msg) {
     Diag d = where;
     d.message = msg;
+    d.check = "spec";
     out.add(d);
   };
   if (s.graph.outputs.empty()) fail("the spec has no outputs");
@@ -145,6 +157,8 @@ void check_groups(const Plan& p, const Program& prog, const Graph& g, const Grou
     std::map<int64_t, int> seen;
     Diag d = where;
     d.op = op.label();
+    if (op.line > 0) d.line = op.line, d.col = op.col;
+    d.check = "groups";
     bool bad = false;
     for (const auto& grp : std::get<Groups>(*a)) {
       bool outside = false;
@@ -241,7 +255,7 @@ void check_partial_addends(const Plan& p, const std::string& file, DiagList& out
         const Program* other = prog_of[static_cast<size_t>(m)];
         if (other && other->name == pl.program) continue;
         if (other && have.count(key(other->name, pl, ord[k]))) continue;
-        out.add(Diag{file, pl.program, "", p.mesh.rank_str(r),
+        out.add(at(pl, "partial-sum", Diag{file, pl.program, "", p.mesh.rank_str(r),
                      "placement of '" + pl.value + "' -> spec '" + pl.spec_value + "' (partial over " +
                          [&] {
                            std::string s;
@@ -252,7 +266,7 @@ void check_partial_addends(const Plan& p, const std::string& file, DiagList& out
                          (other ? "runs program '" + other->name + "', which places no partial of '" + pl.spec_value +
                                       "' over those axes with that region"
                                 : "runs no program") +
-                         "; the sum would miss its addend"});
+                         "; the sum would miss its addend"}));
         reported = true;
         break;
       }
@@ -264,7 +278,12 @@ void check_partial_addends(const Plan& p, const std::string& file, DiagList& out
 
 void validate_plan(const Plan& p, const Spec* spec, const std::string& file, DiagList& out,
                    std::map<std::string, TypeMap>* types_out, size_t threads, TypeMap* spec_types) {
-  auto fail = [&](const std::string& prog, const std::string& msg) { out.add(Diag{file, prog, "", "", msg}); };
+  auto fail = [&](const std::string& prog, const std::string& msg) {
+    Diag d{file, prog, "", "", msg};
+    if (const Program* x = p.program(prog)) d = at(*x, "plan", d);
+    d.check = "plan";
+    out.add(d);
+  };
   std::set<std::string> axes;
   for (const auto& a : p.mesh.axes) {
     if (a.name.empty() || !axes.insert(a.name).second) fail("", "mesh axis names must be unique and non-empty ('" + a.name + "')");
@@ -297,7 +316,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
     for (const auto& prog : p.programs)
       if (prog.ranks.contains(p.mesh, c)) {
         if (first) {
-          out.add(Diag{file, prog.name, "", p.mesh.rank_str(r), "rank is selected by programs '" + first->name + "' and '" + prog.name + "'"});
+          out.add(at(prog, "rank-selector", Diag{file, prog.name, "", p.mesh.rank_str(r), "rank is selected by programs '" + first->name + "' and '" + prog.name + "'"}));
           return;
         }
         first = &prog;
@@ -324,6 +343,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
     }
     const Program& prog = p.programs[i];
     Diag where{file, prog.name, "", "", ""};
+    where.line = prog.line, where.col = prog.col;
     prog_types[i] = check_graph(prog.graph, b, &p.mesh, where, diags[i]);
     check_groups(p, prog, prog.graph, groups, where, diags[i]);
   });
@@ -352,7 +372,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   for (const auto& [k, v] : spec_b) (k.empty() || k[0] != '$' ? dims_only : scratch).emplace(k, v);
   std::unordered_map<const void*, DimExpr> bound_memo;  // the placements' region expressions keep their trees alive
   for (const auto& pl : p.placements) {
-    Diag d{file, pl.program, "", "", ""};
+    const Diag d = at(pl, "placement", Diag{file, pl.program, "", "", ""});
     auto err = [&](const std::string& m) {
       Diag e = d;
       e.message = "placement of '" + pl.value + "' -> spec '" + pl.spec_value + "': " + m;
@@ -476,7 +496,8 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
   for (const auto& prog : p.programs)
     for (const auto& in : prog.graph.inputs)
       if (!broken.count(prog.name) && !placed.count({prog.name, in}))
-        out.add(Diag{file, prog.name, "", "", "program input '" + in + "' has no placement (which spec tensor does it hold?)"});
+        out.add(at(prog, "placement",
+                   Diag{file, prog.name, "", "", "program input '" + in + "' has no placement (which spec tensor does it hold?)"}));
   // A program output left unplaced is never compared with the spec: a
   // returned copy of a parameter that drifts from the spec's update (the
   // last pipeline stage's copy of a shared embedding updated with only its
@@ -490,7 +511,7 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
       for (const auto& o : prog.graph.outputs) {
         if (placed.count({prog.name, o})) continue;
         auto it = placed_by_name.find(o);
-        out.add(Diag{file, prog.name, "", "",
+        out.add(at(prog, "placement", Diag{file, prog.name, "", "",
                      it == placed_by_name.end()
                          ? "program output '" + o +
                                "' has no placement: it would never be compared with the spec (place it on the spec "
@@ -498,20 +519,21 @@ void validate_plan(const Plan& p, const Spec* spec, const std::string& file, Dia
                          : "program output '" + o + "' has no placement, while program " + it->second->program +
                                " places its '" + o + "' on spec '" + it->second->spec_value +
                                "': this program's copy would never be compared (place it, or drop it from the "
-                               "outputs)"});
+                               "outputs)"}));
       }
   }
   if (broken.empty()) check_partial_addends(p, file, out);
   if (spec && broken.empty())
     for (const auto& o : spec->graph.outputs)
       if (!spec_covered.count(o))
-        out.add(Diag{file, "", "", "", "spec output '" + o + "' is not placed on any plan value: the plan never produces it"});
+        out.add(at(*spec, "coverage",
+                   Diag{file, "", "", "", "spec output '" + o + "' is not placed on any plan value: the plan never produces it"}));
   // Placed, but with rows no rank's placement reaches at these sizes (regions
   // of 6/tp rows where F = 8 tile only at F = 6): checked here, at the sizes
   // as given, not only on the instance verify proves.
   if (spec && out.empty())
     if (auto gap = output_coverage_gap(p, *spec, st, spec_b, loops_of))
-      out.add(Diag{file, "", "", "", gap->message, gap->output});
+      out.add(at(*spec, "coverage", Diag{file, "", "", "", gap->message, gap->output}));
   if (types_out) *types_out = std::move(types);
   if (spec_types) *spec_types = std::move(st);
 }

@@ -322,7 +322,7 @@ TEST(FrontendProtoErrors, TruncatedBinary) {
   std::string bin = write_case_string(sample(), Format::binary);
   for (const std::string& bad : {bin.substr(0, bin.size() - 3), bin.substr(0, bin.size() / 2)}) {
     std::string msg = error_of([&] { parse_case(bad, "t.pb", Format::binary); });
-    EXPECT_HAS(msg, "t.pb: not a valid binary parity case (truncated or corrupt protobuf)");
+    EXPECT_HAS(msg, "t.pb:1:1: not a valid binary parity case (truncated or corrupt protobuf)");
   }
   // Sniffed as binary (it has control bytes), so the message says why.
   std::string msg = error_of([&] { parse_case(bin.substr(0, bin.size() - 3), "t.case"); });
@@ -332,7 +332,7 @@ TEST(FrontendProtoErrors, TruncatedBinary) {
 TEST(FrontendProtoErrors, TextStringsMustBeUtf8LikeBinary) {
   std::string msg =
       error_of([] { parse_case("version: 1\nplan { name: \"\\377\" }\n", "u.pbtxt"); });
-  EXPECT_HAS(msg, "u.pbtxt: string field 'parity.proto.Plan.name' is not valid UTF-8");
+  EXPECT_HAS(msg, "u.pbtxt:1:1: string field 'parity.proto.Plan.name' is not valid UTF-8");
   EXPECT_HAS(error_of([] { parse_case("version: 1\nplan { name: \"\\355\\240\\200\" }", "u"); }),
              "not valid UTF-8");  // a UTF-16 surrogate
   ir::Case c = sample();
@@ -344,7 +344,7 @@ TEST(FrontendProtoErrors, TextStringsMustBeUtf8LikeBinary) {
 
 TEST(FrontendProtoErrors, UnknownVersion) {
   std::string msg = error_of([] { parse_case("version: 7\nplan {}\n", "v.pbtxt"); });
-  EXPECT_HAS(msg, "v.pbtxt: unsupported format version 7, expected 1");
+  EXPECT_HAS(msg, "v.pbtxt:1:1: unsupported format version 7, expected 1");
   msg = error_of([] { parse_case("plan {}\n", "v.pbtxt"); });
   EXPECT_HAS(msg, "unsupported format version 0");
   EXPECT_HAS(msg, "version: 1");
@@ -526,7 +526,7 @@ TEST(FrontendProtoErrors, RegionNestingDepth) {
   for (int d = 0; d < 5000; ++d) text += " ops { kind: \"loop\" regions {";
   EXPECT_HAS(error_of([&] { parse_case(text, "deep.pbtxt", Format::text); }), "deep.pbtxt:");
   std::string bin = nest(200).SerializeAsString();
-  EXPECT_HAS(error_of([&] { parse_case(bin, "deep.pb", Format::binary); }), "deep.pb: not a valid");
+  EXPECT_HAS(error_of([&] { parse_case(bin, "deep.pb", Format::binary); }), "deep.pb:1:1: not a valid");
 }
 
 }  // namespace

@@ -82,6 +82,9 @@ ir::Case load_case(const std::vector<std::string>& files);
 std::string files_label(const std::vector<std::string>& files);
 // Prints every diagnostic of a validation and returns kInvalid, or kOk if none.
 int report_diags(const ir::DiagList& d);
+// Diagnostics as compilers write them (`FILE:LINE:COL: error: ... [check]`,
+// one per line), then `INVALID: N problems` (`in LABEL` when given).
+std::string invalid_text(const std::vector<ir::Diag>& d, const std::string& label = "");
 // Creates `dir` if needed and checks that a file can be written there; throws
 // ir::InvalidInput naming `option` otherwise (a cache that silently stays
 // empty would cost every later run its speed).

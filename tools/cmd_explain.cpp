@@ -117,9 +117,7 @@ class Repl {
     if (cmd == "show") return arg.empty() ? "usage: show VALUE\n" : show(arg);
     if (cmd == "diags") {
       if (v_.diags.empty()) return "no diagnostics\n";
-      std::string s;
-      for (const auto& d : v_.diags) s += "INVALID: " + d.str() + "\n";
-      return s;
+      return invalid_text(v_.diags);
     }
     if (cmd == "plan") return plan_text_.empty() ? "no plan\n" : plan_text_;
     if (cmd == "spec") return spec_text_.empty() ? "no spec\n" : spec_text_;

@@ -24,7 +24,7 @@ struct RunArgs {
   std::vector<std::string> files;
   std::string backend = "cpu", ranks = "threads", dtype = "f32", json_out;
   uint64_t seed = 1;
-  bool compare = false, no_validate = false;
+  bool compare = false, no_validate = false, failing_only = false;
   double timeout_s = 30;
 };
 
@@ -109,13 +109,17 @@ std::string report_text(const RunArgs& a, const std::string& label, const Report
     s += fmt::format(", spec {:.4f} s, control and perturbed {:.4f} s\n", r.spec_s, r.control_s);
     s += fmt::format("  {:<16} {:>8} {:>11} {:>11} {:>9} {:>11} {:>11}\n", "value (*output)",
                      "elements", "max abs", "max rel", "max ulp", "control", "tolerance");
+    int64_t hidden = 0;
     for (const auto& t : r.cmp->tensors)
-      s += fmt::format(
-          "  {:<16} {:>8} {:>11.3g} {:>11.3g} {:>9.3g} {:>11.3g} {:>11.3g}  {}\n",
-          (t.output ? "*" : " ") + t.spec_value, t.elements, t.max_abs, t.max_rel, t.max_ulp,
-          t.control, t.tol,
-          (t.ok ? std::string("ok") : "DIFFERS at " + t.spec_value + index_str(t.worst_index)) +
-              (t.cancels ? " (cancellation: tolerance from the perturbed run)" : ""));
+      if (a.failing_only && t.ok)
+        ++hidden;
+      else
+        s += fmt::format(
+            "  {:<16} {:>8} {:>11.3g} {:>11.3g} {:>9.3g} {:>11.3g} {:>11.3g}  {}\n",
+            (t.output ? "*" : " ") + t.spec_value, t.elements, t.max_abs, t.max_rel, t.max_ulp, t.control, t.tol,
+            (t.ok ? std::string("ok") : "DIFFERS at " + t.spec_value + index_str(t.worst_index)) +
+                (t.cancels ? " (cancellation: tolerance from the perturbed run)" : ""));
+    if (hidden) s += fmt::format("  ({} values within their tolerance not shown: --failing-only)\n", hidden);
   } else if (r.ranks) {
     s += "\n";
   }
@@ -137,7 +141,8 @@ Report run_case(const RunArgs& a, const std::string& label, exec::Communicator* 
     if (ir::DiagList d = ir::validate_case(c, label); !d.empty()) {
       r.verdict = "INVALID";
       for (const auto& x : d.items) r.errors.push_back(x.str());
-      r.message = "INVALID: " + r.errors[0];
+      r.message = invalid_text(d.items, label);
+      r.message.pop_back();  // report_text ends it
       return r;
     }
   if (!c.spec)
@@ -203,7 +208,8 @@ int run_command(const RunArgs& a) {
     r.verdict = "UNSUPPORTED", r.code = kUnknown,
     r.message = std::string("UNSUPPORTED: ") + e.what();
   } catch (const ir::InvalidInput& e) {
-    r.verdict = "INVALID", r.code = kInvalid, r.message = std::string("INVALID: ") + e.what();
+    r.verdict = "INVALID", r.code = kInvalid, r.message = invalid_text({e.diag()}, label);
+    r.message.pop_back();
   } catch (const std::bad_alloc&) {
     r.verdict = "UNSUPPORTED", r.code = kUnknown,
     r.message = "UNSUPPORTED: ran out of memory (the plan's tensors are too large to run at the sizes given; the "
@@ -218,8 +224,6 @@ int run_command(const RunArgs& a) {
       fmt::print("{}\n", report_json(a, label, r).dump(2));
     } else {
       std::string text = report_text(a, label, r);
-      if (r.verdict == "INVALID")
-        for (size_t i = 1; i < r.errors.size(); ++i) text += "INVALID: " + r.errors[i] + "\n";
       if (r.verdict == "ERROR")
         for (size_t i = 1; i < r.errors.size(); ++i) text += "  also: " + r.errors[i] + "\n";
       fmt::print(ok ? stdout : stderr, "{}", text);
@@ -260,6 +264,8 @@ void add_run(CLI::App& app, Action& run) {
   cmd->add_option("--seed", a.seed, "seed of the generated spec inputs");
   cmd->add_flag("--compare", a.compare,
                 "compare every placed value with a single-device run of the spec");
+  cmd->add_flag("--failing-only", a.failing_only,
+                "with --compare, list only the values that exceed their tolerance");
   cmd->add_option("--timeout-s", a.timeout_s,
                   "longest wait of one communication call before the run fails")
       ->check(kPositiveTime);

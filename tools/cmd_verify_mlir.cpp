@@ -45,7 +45,7 @@ void add_verify_mlir(CLI::App& app, Action& run) {
         ir::DiagList sd;
         ir::validate_spec(*p.c.spec, file, sd);
         if (!sd.empty()) {
-          for (const auto& d : sd.items) fmt::print(stderr, "INVALID: {}\n", d.str());
+          fmt::print(stderr, "{}", invalid_text(sd.items, file));
           return 2;
         }
       }
@@ -63,7 +63,7 @@ void add_verify_mlir(CLI::App& app, Action& run) {
       // the shardings it was given (MLIR's pass), or the import is off.
       if (v.kind == verify::VerdictKind::invalid) {
         std::string what;
-        for (const auto& d : v.diags) what += (what.empty() ? "" : "; ") + d.str();
+        for (const auto& d : v.diags) what += (what.empty() ? "" : "; ") + d.plain();
         if (what.empty()) what = v.reason;
         fmt::print("UNKNOWN  {}: MLIR failure: the partitioned function does not fit its shardings: {}\n", file, what);
         return static_cast<int>(kUnknown);

@@ -69,9 +69,16 @@ void require_writable_dir(const std::string& dir, const std::string& option) {
   std::filesystem::remove(probe, ec);
 }
 
+std::string invalid_text(const std::vector<ir::Diag>& d, const std::string& label) {
+  std::string s;
+  for (const auto& x : d) s += x.str() + "\n";
+  s += fmt::format("INVALID: {} problem{}{}\n", d.size(), d.size() == 1 ? "" : "s", label.empty() ? "" : " in " + label);
+  return s;
+}
+
 int report_diags(const ir::DiagList& d) {
   if (d.empty()) return kOk;
-  for (const auto& x : d.items) fmt::print(stderr, "INVALID: {}\n", x.str());
+  fmt::print(stderr, "{}", invalid_text(d.items));
   return kInvalid;
 }
 

@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
                "PARITY_MAX_MEMORY_GB, default 80% of physical memory)\n");
     return kUnknown;
   } catch (const parity::ir::InvalidInput& e) {
-    fmt::print(stderr, "INVALID: {}\n", e.what());
+    fmt::print(stderr, "{}", invalid_text({e.diag()}));
     return kInvalid;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

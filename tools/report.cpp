@@ -1,5 +1,6 @@
 #include "tools/report.h"
 
+#include "tools/cli.h"
 #include "tools/report_formats.h"
 
 #include <fmt/format.h>
@@ -29,9 +30,8 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   std::string s;
   const char* name = verify::verdict_name(v.kind);
   if (v.kind == verify::VerdictKind::invalid) {
-    for (const auto& d : v.diags) s += fmt::format("INVALID: {}\n", d.str());
-    if (v.diags.empty()) s += fmt::format("INVALID: {}: {}\n", label, v.reason);
-    return s;
+    if (v.diags.empty()) return fmt::format("INVALID: {}: {}\n", label, v.reason);
+    return invalid_text(v.diags, label);
   }
   if (c.plan.programs.empty() && !v.obligations && !v.stages)  // ended before the case was read or checked
     s += fmt::format("{}  {}: no obligation was checked", name, label);
@@ -103,7 +103,14 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
                       {"unknown", v.unknown}, {"unchecked", v.unchecked}};
   j["diagnostics"] = nlohmann::json::array();
   for (const auto& d : v.diags)
-    j["diagnostics"].push_back({{"file", d.file}, {"program", d.program}, {"op", d.op}, {"rank", d.rank}, {"message", d.message}});
+    j["diagnostics"].push_back({{"file", d.file},
+                                {"line", d.line},
+                                {"column", d.col},
+                                {"check", d.check},
+                                {"program", d.program},
+                                {"op", d.op},
+                                {"rank", d.rank},
+                                {"message", d.message}});
   j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks},
                       {"second_look", v.second_look}};
   j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"cached", v.cached_stages}, {"note", v.stage_note}, {"difference", v.stage_difference}};

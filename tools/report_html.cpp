@@ -324,7 +324,7 @@ struct Page {
   void diagnostics() {
     if (v.kind != verify::VerdictKind::invalid) return;
     out += "<section id=\"diagnostics\">\n<h2>Diagnostics</h2>\n<ul>\n";
-    for (const auto& d : v.diags) out += "<li class=\"mono\">INVALID: " + esc(d.str()) + "</li>\n";
+    for (const auto& d : v.diags) out += "<li class=\"mono\">" + esc(d.str()) + "</li>\n";
     if (v.diags.empty()) out += "<li class=\"mono\">INVALID: " + esc(v.reason) + "</li>\n";
     out += "</ul>\n</section>\n";
   }

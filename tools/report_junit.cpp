@@ -71,6 +71,11 @@ bool parse_line_col(std::string_view s, int& line, int& col) {
 SourcePos diag_pos(const ir::Diag& d, const ReportInput& in) {
   SourcePos p;
   p.file = d.file;
+  if (d.line > 0) {
+    p.line = d.line;
+    p.column = d.col > 0 ? d.col : 1;
+    return p;
+  }
   // A parse error names `FILE:LINE:COL`.
   for (const auto& f : in.files) {
     if (d.file.size() > f.size() + 1 && d.file.compare(0, f.size(), f) == 0 &&

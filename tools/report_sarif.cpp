@@ -93,12 +93,13 @@ json verdict_sarif(const verify::Verdict& v, const ReportInput& in) {
 
   if (v.kind == VerdictKind::invalid) {
     for (const auto& d : v.diags) {
-      json res = result(kInvalidRule, d.str(), diag_pos(d, in));
+      json res = result(kInvalidRule, d.text(), diag_pos(d, in));
+      if (!d.check.empty()) res["properties"]["check"] = d.check;
       json logical = json::array();
       if (!d.program.empty()) logical.push_back({{"name", d.program}, {"kind", "module"}});
       if (!d.op.empty()) logical.push_back({{"name", d.op}, {"kind", "function"}});
       if (!logical.empty()) res["locations"][0]["logicalLocations"] = logical;
-      if (!d.rank.empty()) res["properties"] = {{"rank", d.rank}};
+      if (!d.rank.empty()) res["properties"]["rank"] = d.rank;
       results.push_back(std::move(res));
     }
     if (v.diags.empty())

@@ -1,5 +1,7 @@
 #include "frontend/mlir/context.h"
 
+#include <regex>
+
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -55,7 +57,8 @@ mlir::OwningOpRef<mlir::ModuleOp> Session::parse_file(const std::string& path) {
   auto m = mlir::parseSourceFile<mlir::ModuleOp>(sm_, config);
   if (!m) {
     std::string d = take_diags();
-    throw ir::InvalidInput(d.empty() ? path + ": cannot parse MLIR" : d);
+    if (d.empty()) throw ir::InvalidInput(ir::Diag{path, "", "", "", "cannot parse MLIR"});
+    throw ir::InvalidInput(as_diag(d));
   }
   return m;
 }
@@ -65,6 +68,20 @@ mlir::OwningOpRef<mlir::ModuleOp> Session::parse_text(const std::string& text, c
   auto m = mlir::parseSourceString<mlir::ModuleOp>(text, config, name);
   if (!m) throw ir::InvalidInput(name + ": " + take_diags());
   return m;
+}
+
+ir::Diag as_diag(const std::string& text) {
+  // MLIR writes `FILE:LINE:COL: error: MESSAGE`, then the source line and a
+  // caret: kept as one diagnostic at that position, the source after it.
+  static const std::regex head(R"(^(.*):([0-9]+):([0-9]+): error: ([^\n]*)\n?)");
+  std::smatch m;
+  if (!std::regex_search(text, m, head)) return ir::Diag{"", "", "", "", text};
+  ir::Diag d{m[1].str(), "", "", "", m[4].str()};
+  d.line = std::stoi(m[2].str()), d.col = std::stoi(m[3].str());
+  std::string rest = m.suffix().str();
+  while (!rest.empty() && rest.back() == '\n') rest.pop_back();
+  if (!rest.empty()) d.message += "\n" + rest;
+  return d;
 }
 
 std::string loc_str(mlir::Location loc) {

@@ -12,6 +12,8 @@
 #include <mlir/IR/MLIRContext.h>
 #include <mlir/IR/OwningOpRef.h>
 
+#include "ir/error.h"
+
 namespace parity::frontend::mlirio {
 
 class Session {
@@ -38,6 +40,8 @@ class Session {
   std::unique_ptr<mlir::SourceMgrDiagnosticHandler> handler_;
 };
 
+// MLIR's diagnostic text (`FILE:LINE:COL: error: ...` and the source) as a Diag at that position.
+ir::Diag as_diag(const std::string& text);
 // `file:line:col` of an op's location, or "" when it has none.
 std::string loc_str(mlir::Location loc);
 int loc_line(mlir::Location loc);

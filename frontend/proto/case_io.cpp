@@ -39,8 +39,13 @@ constexpr int kTextRecursionLimit = 100;
 
 std::string mib(size_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
 
-[[noreturn]] void fail(const std::string& where, const std::string& msg) {
-  throw ir::InvalidInput(ir::Diag{where, "", "", "", msg});
+// A problem of the file as a whole is placed at its start (1:1), where an
+// editor opens it.
+[[noreturn]] void fail(const std::string& file, const std::string& msg, int line = 1, int col = 1,
+                       const char* check = "case-format") {
+  ir::Diag d{file, "", "", "", msg};
+  d.line = line, d.col = col, d.check = check;
+  throw ir::InvalidInput(d);
 }
 
 // Keeps the first error only: later ones are usually consequences of it.
@@ -149,8 +154,7 @@ ir::Case parse_text(const std::string& bytes, const std::string& name) {
   parser.SetRecursionLimit(kTextRecursionLimit);
   if (!parser.ParseFromString(bytes, &m)) {
     if (!errors.seen) fail(name, "not a valid text parity case");
-    fail(name + ":" + std::to_string(errors.line + 1) + ":" + std::to_string(errors.column + 1),
-         errors.message);
+    fail(name, errors.message, errors.line + 1, errors.column + 1, "syntax");
   }
   if (const auto* bad = find_bad_utf8(m))
     fail(name, "string field '" + bad->full_name() + "' is not valid UTF-8");
@@ -230,7 +234,7 @@ ir::Case parse_binary(const std::string& bytes, const std::string& name, bool sn
 std::string read_bytes(const std::string& path) {
   const bool in = path == "-";
   int fd = in ? STDIN_FILENO : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  if (fd < 0) fail(path, std::string("cannot open: ") + std::strerror(errno), 0, 0, "io");
   struct Closer {
     int fd;
     ~Closer() {
@@ -238,8 +242,8 @@ std::string read_bytes(const std::string& path) {
     }
   } closer{fd};
   struct stat st;
-  if (::fstat(fd, &st) != 0) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) fail(path, std::string("cannot open: ") + std::strerror(EISDIR));
+  if (::fstat(fd, &st) != 0) fail(path, std::string("cannot open: ") + std::strerror(errno), 0, 0, "io");
+  if (S_ISDIR(st.st_mode)) fail(path, std::string("cannot open: ") + std::strerror(EISDIR), 0, 0, "io");
   if (S_ISREG(st.st_mode) && static_cast<uint64_t>(st.st_size) > kMaxFileBytes)
     fail(path, "file is larger than " + mib(kMaxFileBytes));
   std::string out;
@@ -249,7 +253,7 @@ std::string read_bytes(const std::string& path) {
     ssize_t n = ::read(fd, buf, sizeof buf);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail(path, std::string("cannot read: ") + std::strerror(errno));
+      fail(path, std::string("cannot read: ") + std::strerror(errno), 0, 0, "io");
     }
     if (n == 0) break;
     out.append(buf, static_cast<size_t>(n));

@@ -112,6 +112,12 @@ int line_of(const LocTree* t, const pb::FieldDescriptor* f, int index) {
   int line = t->GetLocation(f, index).line;
   return line < 0 ? 0 : line + 1;
 }
+// Its 1-based column, 0 when unknown.
+int col_of(const LocTree* t, const pb::FieldDescriptor* f, int index) {
+  if (t == nullptr) return 0;
+  const auto at = t->GetLocation(f, index);
+  return at.line < 0 ? 0 : at.column + 1;
+}
 
 const LocTree* nested(const LocTree* t, const pb::FieldDescriptor* f, int index) {
   return t == nullptr ? nullptr : t->GetTreeForNested(f, index);
@@ -140,6 +146,7 @@ struct Where {
   const proto::Op* op = nullptr;   // this op; nullptr for a program or a region
   int index = 0, line = 0;         // the op's position and source line
   int region = -1;                 // for a region: its index in the parent op
+  int col = 0;                     // the source column of what `line` points at
 
   std::string op_path() const {
     if (op == nullptr) return parent ? parent->op_path() + ", region " + std::to_string(region) : "";
@@ -164,6 +171,8 @@ class Reader {
     const auto* d = proto::Case::descriptor();
     ir::Case c;
     const LocTree* sloc = nested(root_, field(d, proto::Case::kSpecFieldNumber), -1);
+    spec_line_ = line_of(root_, field(d, proto::Case::kSpecFieldNumber), -1);
+    spec_col_ = col_of(root_, field(d, proto::Case::kSpecFieldNumber), -1);
     const LocTree* ploc = nested(root_, field(d, proto::Case::kPlanFieldNumber), -1);
     if (!m.has_plan()) {
       c.spec = spec(m.spec(), sloc);
@@ -186,6 +195,7 @@ class Reader {
     try {
       ir::parallel_for(first + c.plan.programs.size(), ir::hardware_threads(), [&](size_t t) {
         Reader r(file_, root_);
+        r.spec_line_ = spec_line_, r.spec_col_ = spec_col_;
         if (t >= first) {
           c.plan.programs[t - first] = r.program(pm, static_cast<int>(t - first), ploc);
           return;
@@ -207,8 +217,13 @@ class Reader {
   }
 
  private:
+  int spec_line_ = 0, spec_col_ = 0;  // where the spec is written
+
   [[noreturn]] void fail(const Where& w, const std::string& msg) const {
-    throw ir::InvalidInput(ir::Diag{file_, w.program, w.op_path(), "", msg});
+    ir::Diag d{file_, w.program, w.op_path(), "", msg};
+    // Problems of the file as a whole (its version, its mesh) are placed at its start.
+    d.line = w.line > 0 ? w.line : 1, d.col = w.line > 0 ? w.col : 1, d.check = "case-format";
+    throw ir::InvalidInput(d);
   }
 
   // Expressions are immutable and shared: a text seen before (a generated
@@ -259,16 +274,19 @@ class Reader {
       auto what = [&] {
         return "input #" + std::to_string(i) + " " + quoted(v.name()) + at_line(line_of(loc, inputs_f, i));
       };
-      if (v.name().empty()) fail(w, what() + ": empty name");
-      if (!v.has_type()) fail(w, what() + ": no type (every graph input needs a dtype and a shape)");
-      if (!g.types.emplace(v.name(), type(v.type(), w, what)).second)
-        fail(w, what() + ": duplicate input name");
+      Where wi = w;
+      wi.line = line_of(loc, inputs_f, i), wi.col = col_of(loc, inputs_f, i);
+      if (v.name().empty()) fail(wi, what() + ": empty name");
+      if (!v.has_type()) fail(wi, what() + ": no type (every graph input needs a dtype and a shape)");
+      if (!g.types.emplace(v.name(), type(v.type(), wi, what)).second)
+        fail(wi, what() + ": duplicate input name");
       g.inputs.push_back(v.name());
     }
     g.outputs.assign(m.outputs().begin(), m.outputs().end());
     g.ops.reserve(m.ops_size());
     for (int i = 0; i < m.ops_size(); ++i)
-      g.ops.push_back(op(m.ops(i), i, nested(loc, ops_f, i), line_of(loc, ops_f, i), w, depth, g));
+      g.ops.push_back(
+          op(m.ops(i), i, nested(loc, ops_f, i), line_of(loc, ops_f, i), col_of(loc, ops_f, i), w, depth, g));
     return g;
   }
 
@@ -312,9 +330,9 @@ class Reader {
     fail(w, what() + ": no value (set one of f, s, i, ints, strings, groups, coords)");
   }
 
-  ir::Op op(const proto::Op& m, int index, const LocTree* loc, int line, const Where& parent,
+  ir::Op op(const proto::Op& m, int index, const LocTree* loc, int line, int col, const Where& parent,
             int depth, ir::Graph& g) {
-    Where w{parent.program, &parent, &m, index, line, -1};
+    Where w{parent.program, &parent, &m, index, line, -1, col};
     if (++ops_ > kMaxOps) fail(w, "more than " + std::to_string(kMaxOps) + " ops in the file");
     if (m.kind().empty()) fail(w, "op has no kind");
 
@@ -323,6 +341,7 @@ class Reader {
     o.operands.assign(m.operands().begin(), m.operands().end());
     o.results.assign(m.results().begin(), m.results().end());
     o.line = line;
+    o.col = col;
     for (const auto& a : m.attrs()) {
       auto what = [&] { return "attribute " + quoted(a.name()); };
       if (a.name().empty()) fail(w, "an attribute has an empty name");
@@ -343,7 +362,7 @@ class Reader {
       fail(w, "regions nested deeper than " + std::to_string(kMaxRegionDepth) + " levels");
     const auto* regions_f = field(proto::Op::descriptor(), proto::Op::kRegionsFieldNumber);
     for (int r = 0; r < m.regions_size(); ++r) {
-      Where rw{w.program, &w, nullptr, 0, 0, r};
+      Where rw{w.program, &w, nullptr, 0, w.line, r, w.col};
       o.regions.push_back(graph(m.regions(r), nested(loc, regions_f, r), rw, depth + 1));
     }
     return o;
@@ -352,7 +371,9 @@ class Reader {
   ir::Spec spec(const proto::Spec& m, const LocTree* loc) {
     const auto* d = proto::Spec::descriptor();
     Where w{"(spec)"};
+    w.line = spec_line_, w.col = spec_col_;
     ir::Spec s;
+    s.line = w.line, s.col = w.col;
     s.name = m.name();
     s.dims = bindings(m.dims(), w, "spec dims");
     s.graph = graph(m.graph(), nested(loc, field(d, proto::Spec::kGraphFieldNumber), -1), w, 0);
@@ -396,8 +417,10 @@ class Reader {
     const auto* graph_f = field(proto::Program::descriptor(), proto::Program::kGraphFieldNumber);
     const auto& pm = m.programs(i);
     Where w{pm.name().empty() ? "#" + std::to_string(i) : pm.name()};
+    w.line = line_of(loc, programs_f, i), w.col = col_of(loc, programs_f, i);
     ir::Program prog;
     prog.name = pm.name();
+    prog.line = w.line, prog.col = w.col;
     for (const auto& av : pm.ranks()) {
       std::string what = "ranks on axis " + quoted(av.axis());
       if (av.axis().empty()) fail(w, "a rank selector has an empty axis name");
@@ -417,6 +440,7 @@ class Reader {
     for (int i = 0; i < m.placements_size(); ++i) {
       const auto& pm = m.placements(i);
       Where w{pm.program()};
+      w.line = line_of(loc, placements_f, i), w.col = col_of(loc, placements_f, i);
       auto what = [&] {
         return "placement #" + std::to_string(i) + " (" + quoted(pm.value()) + " -> " + quoted(pm.spec_value()) +
                ")" + at_line(line_of(loc, placements_f, i));
@@ -425,6 +449,7 @@ class Reader {
       pl.program = pm.program();
       pl.value = pm.value();
       pl.spec_value = pm.spec_value();
+      pl.line = w.line, pl.col = w.col;
       // An omitted kind reads as `region`, the common case.
       if (pm.kind().empty() || pm.kind() == "region") {
         pl.kind = ir::PlacementKind::region;
