@@ -10,6 +10,8 @@ not in the repository (made by an earlier step of a walk-through, like
 `ok.pb`) are listed as skipped, not run.
 
   scripts/doc-samples.py PARITY [DOC.md...]      (default: docs/*.md README.md)
+  scripts/doc-samples.py --update PARITY [...]   rewrite each shown line that no longer
+      matches with the real line that starts the same way (up to its first ': ')
 Exit 0 when every sample matches, 1 otherwise, naming the doc line.
 """
 import glob
@@ -62,12 +64,22 @@ def files_exist(args):
     return True
 
 
+def key(line):
+    return line.split(": ", 1)[0] if ": " in line else None
+
+
 def main():
-    parity = os.path.abspath(sys.argv[1])
-    docs = sys.argv[2:] or sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + [os.path.join(ROOT, "README.md")]
+    argv = sys.argv[1:]
+    update = argv[:1] == ["--update"]
+    if update:
+        argv = argv[1:]
+    parity = os.path.abspath(argv[0])
+    docs = argv[1:] or sorted(glob.glob(os.path.join(ROOT, "docs", "*.md"))) + [os.path.join(ROOT, "README.md")]
     bad = ran = skipped = 0
     for doc in docs:
         rel = os.path.relpath(doc, ROOT)
+        lines = open(doc, encoding="utf-8").read().split("\n")
+        changed = False
         for n, cmd, shown in samples(doc):
             args = shlex.split(cmd)[1:]
             if any(x in ("-o", "--json", "--junit", "--sarif") for x in args) or not files_exist(args) or "|" in cmd:
@@ -81,18 +93,30 @@ def main():
                 real = ["(timed out)"]
             ran += 1
             at = 0
-            for s in shown:
+            for i, s in enumerate(shown):
                 if not s.strip():
                     continue
                 pat = pattern(s)
+                start = at
                 while at < len(real) and not pat.fullmatch(real[at]):
                     at += 1
+                if at == len(real) and update and key(s):
+                    at = start
+                    while at < len(real) and key(real[at]) != key(s):
+                        at += 1
+                    if at < len(real):
+                        lines[n + i] = real[at]  # the doc's line n + 1 + i, 0-based
+                        changed = True
+                        at += 1
+                        continue
                 if at == len(real):
                     print(f"{rel}:{n}: `{cmd}`: the shown line is not in the output (in order):\n  shown: {s}")
                     print("  real output:\n" + "\n".join("    " + r for r in real[:40]))
                     bad += 1
                     break
                 at += 1
+        if changed:
+            open(doc, "w", encoding="utf-8").write("\n".join(lines))
     print(f"doc samples: {ran} commands run, {bad} differ, {skipped} skipped (files made by earlier steps)")
     return 1 if bad else 0
 
