@@ -224,14 +224,28 @@ std::string verdict_junit(const verify::Verdict& v, const ReportInput& in) {
 
   bool any_failure = false, any_error = false;
   std::string first = v.cex ? cex_placement(*v.cex) : "";
+  // One failure per root cause: the placement of the first divergence lists
+  // the other failing placements (most are its consequences downstream).
+  bool grouped = false;
+  for (const auto& p : v.placements) grouped |= p.failed && p.label == first;
+  std::string also;
+  size_t others = 0;
+  for (const auto& p : v.placements)
+    if (grouped && p.failed && p.label != first)
+      also += fmt::format("  {}: {} of {} obligations fail\n", p.label, p.failed, p.obligations), ++others;
   for (const auto& p : v.placements) {
     TestCase t{p.label, "", "", "", ""};
+    if (grouped && p.failed && p.label != first) continue;  // listed in the first's failure
     if (p.failed) {
       t.kind = "failure";
       t.type = "MISMATCH";
       t.message = fmt::format("{} of {} obligations fail", p.failed, p.obligations);
       if (p.unknown) t.message += fmt::format(", {} unknown", p.unknown);
       t.body = p.label == first ? cex_text(*v.cex) : "the first divergence is in " + first + "\n";
+      if (grouped && others)
+        t.body += fmt::format(
+            "\n{} other placed values also differ; most follow from this one (fix it and verify again):\n{}", others,
+            also);
       first =
           p.label == first ? "" : first;  // the full counterexample goes with its placement once
       any_failure = true;

@@ -9,6 +9,11 @@
 namespace parity::cli {
 
 namespace {
+// Related locations listed on one finding at most (the rest are counted).
+constexpr size_t kMaxRelated = 200;
+}  // namespace
+
+namespace {
 
 using nlohmann::json;
 
@@ -107,9 +112,31 @@ json verdict_sarif(const verify::Verdict& v, const ReportInput& in) {
   }
 
   std::string first = v.cex ? cex_placement(*v.cex) : "";
+  // One finding per root cause: the placement of the first divergence carries
+  // every other failing placement as a related location (most are its
+  // consequences downstream; another cause shows once this one is fixed).
+  bool grouped = false;
+  for (const auto& p : v.placements) grouped |= p.failed && p.label == first;
+  json consequences = json::array();
+  size_t more = 0;
+  for (const auto& p : v.placements) {
+    if (!grouped || !p.failed || p.label == first) continue;
+    if (consequences.size() == kMaxRelated) {
+      ++more;
+      continue;
+    }
+    auto dot = p.label.find('.'), arrow = p.label.find(" -> ");
+    json rel = location(dot < arrow && arrow != std::string::npos
+                            ? plan_value_pos(in, p.label.substr(0, dot), p.label.substr(dot + 1, arrow - dot - 1))
+                            : plan_value_pos(in, "", ""));
+    rel["id"] = static_cast<int>(consequences.size()) + 2;
+    rel["message"] = {{"text", fmt::format("also differs: {}: {} of {} obligations fail", p.label, p.failed, p.obligations)}};
+    consequences.push_back(std::move(rel));
+  }
   bool shown = false;
   for (const auto& p : v.placements) {
     if (!p.failed && !p.unknown) continue;
+    if (grouped && p.failed && p.label != first) continue;  // a related location of the first
     // Recover program, value and spec value from the label `program.value -> spec`.
     std::string program, value, spec;
     auto arrow = p.label.find(" -> ");
@@ -158,6 +185,15 @@ json verdict_sarif(const verify::Verdict& v, const ReportInput& in) {
       rel["id"] = 1;
       rel["message"] = {{"text", "spec value " + spec}};
       res["relatedLocations"] = json::array({rel});
+    }
+    if (grouped && p.label == first && !consequences.empty()) {
+      for (auto& c : consequences) res["relatedLocations"].push_back(c);
+      res["message"]["text"] = res["message"]["text"].get<std::string>() +
+                               fmt::format(" ({} other placed values also differ, listed as related locations{}; most "
+                                           "follow from this one: fix it and verify again)",
+                                           consequences.size() + more,
+                                           more ? fmt::format(", the first {}", consequences.size()) : "");
+      props["consequences"] = consequences.size() + more;
     }
     res["partialFingerprints"] = {{"parityPlacement/v1", p.label}};
     res["properties"] = props;
