@@ -10,7 +10,7 @@ PKGS=(
   libgtest-dev libgmock-dev
   libcli11-dev nlohmann-json3-dev libfmt-dev
   libopenmpi-dev openmpi-bin
-  libopenblas-dev libjemalloc-dev
+  libopenblas-dev libjemalloc-dev libreadline-dev
   clang-14 libclang-rt-14-dev
   libxml2-utils python3-venv chromium
 )

@@ -11,6 +11,8 @@
 #include "ir/print.h"
 #include "ir/validate.h"
 #include "tools/cli.h"
+#include "tools/line_editor.h"
+#include "tools/progress_line.h"
 #include "tools/report.h"
 #include "tools/report_formats.h"
 #include "verify/check.h"
@@ -72,9 +74,9 @@ class Repl {
   void run(std::istream& is, std::ostream& os) {
     bool tty = isatty(STDIN_FILENO);
     os << summary() << "type `help` for commands\n";
+    LineEditor editor(tty, names());
     for (std::string line;;) {
-      if (tty) os << "parity> " << std::flush;
-      if (!std::getline(is, line)) break;
+      if (!editor.read(is, os, line)) break;
       std::istringstream words(line);
       std::string cmd, arg;
       words >> cmd;
@@ -82,11 +84,31 @@ class Repl {
       arg = trim(arg);
       if (cmd.empty()) continue;
       if (cmd == "quit" || cmd == "exit" || cmd == "q") break;
-      os << answer(cmd, arg) << std::flush;
+      editor.show(answer(cmd, arg), os);
     }
   }
 
  private:
+  // What the prompt completes: the commands, then every value and program name.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out{"summary", "cex",  "lineage", "stages", "placements", "show",
+                                 "diags",   "plan", "spec",    "help",   "quit",       "failing"};
+    if (!in_.c) return out;
+    auto graph = [&](const ir::Graph& g, const std::string& prefix) {
+      for (const auto& v : g.inputs) out.push_back(prefix + v);
+      for (const auto& op : g.ops)
+        for (const auto& r : op.results) out.push_back(prefix + r);
+    };
+    if (in_.c->spec) graph(in_.c->spec->graph, "");
+    for (const auto& p : in_.c->plan.programs) {
+      graph(p.graph, "");
+      graph(p.graph, p.name + ".");
+    }
+    std::sort(out.begin(), out.end());
+    out.erase(std::unique(out.begin(), out.end()), out.end());
+    return out;
+  }
+
   std::string summary() const {
     ir::Case empty;
     std::string t = verdict_text(v_, in_.label, in_.c ? *in_.c : empty);
@@ -210,8 +232,11 @@ class Repl {
   std::string show(std::string name) const {
     if (!in_.c) return "no case loaded\n";
     std::string program;
+    // `PROGRAM.VALUE` only where the prefix names a program: value names are
+    // dotted themselves (`l4.attn.res`).
     auto dot = name.find('.');
-    if (dot != std::string::npos) program = name.substr(0, dot), name = name.substr(dot + 1);
+    if (dot != std::string::npos && in_.c->plan.program(name.substr(0, dot)))
+      program = name.substr(0, dot), name = name.substr(dot + 1);
     if (!name.empty() && name[0] == '%') name = name.substr(1);
     std::string s;
     for (const auto& l : def_lines(plan_text_, name, program, true)) {
@@ -284,9 +309,14 @@ void add_explain(CLI::App& app, Action& run) {
       verify::Verdict v = load_and_verify(files, opt, c);
       ReportInput in{files, label, &c};
       if (!html_out.empty()) {
+        std::string html;
+        {
+          ProgressLine progress(label);  // verifying had its own; rendering a large plan takes a while too
+          progress.phase("writing the HTML report");
+          html = explain_html(v, in);
+        }
         std::ofstream f(html_out, std::ios::binary);
-        if (!f || !(f << explain_html(v, in)) || !f.flush())
-          throw std::runtime_error("cannot write " + html_out);
+        if (!f || !(f << html) || !f.flush()) throw std::runtime_error("cannot write " + html_out);
         fmt::print("{}: {}; report written to {}\n", verify::verdict_name(v.kind), label, html_out);
       }
       if (tui) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "corpus/bugs.h"
@@ -9,6 +10,7 @@
 #include "corpus/models.h"
 #include "frontend/proto/case_io.h"
 #include "tools/cli.h"
+#include "tools/progress_line.h"
 
 namespace parity::cli {
 
@@ -104,6 +106,8 @@ void add_gen(CLI::App& app, Action& run) {
         a.o.dims[d.substr(0, eq)] = x;
       }
       auto t0 = std::chrono::steady_clock::now();
+      std::optional<ProgressLine> progress(std::in_place, a.out);  // erased before the summary
+      progress->phase("generating");
       ir::Case c = corpus::generate(a.o);
       // An override of a dim the model does not have would be ignored silently.
       if (const corpus::ModelConfig* m = corpus::find_model(a.model))
@@ -119,10 +123,12 @@ void add_gen(CLI::App& app, Action& run) {
       std::string header;
       if (a.expect_exit >= 0) header = corpus::case_header(a.o, a.bug, a.expect_exit, a.expect_error);
       auto fmt_ = frontend::format_for_path(a.out);
+      progress->phase("writing");
       std::string bytes = frontend::write_case_string(c, fmt_);
       if (fmt_ == frontend::Format::text) bytes = header + bytes;
       std::ofstream f(a.out, std::ios::binary);
       if (!f || !(f << bytes)) throw std::runtime_error("cannot write " + a.out);
+      progress.reset();
       size_t ops = c.spec ? c.spec->graph.ops.size() : 0;
       for (const auto& p : c.plan.programs) ops += p.graph.ops.size();
       fmt::print("wrote {}: {} bytes, {} ranks, {} programs, {} placements, {} top-level ops ({:.2f} s)\n", a.out,

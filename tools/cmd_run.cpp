@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "exec/comm_mpi.h"
@@ -15,6 +16,7 @@
 #include "exec/runner.h"
 #include "ir/validate.h"
 #include "tools/cli.h"
+#include "tools/progress_line.h"
 
 namespace parity::cli {
 
@@ -135,8 +137,17 @@ Report run_case(const RunArgs& a, const std::string& label, exec::Communicator* 
   o.device = a.backend == "cuda" ? exec::Device::cuda : exec::Device::cpu;
   o.ranks = a.ranks == "mpi" ? exec::Ranks::mpi : exec::Ranks::threads;
   o.timeout_s = a.timeout_s;
+  // One process draws the line (under MPI every rank has a stderr); it is
+  // erased when this returns, before the report is printed.
+  std::optional<ProgressLine> progress;
+  if (o.ranks == exec::Ranks::threads) progress.emplace(label);
+  auto phase = [&](const char* p) {
+    if (progress) progress->phase(p);
+  };
+  phase("reading");
   ir::Case c = load_case(a.files);
   r.plan = c.plan.name;
+  phase("validating");
   if (!a.no_validate)
     if (ir::DiagList d = ir::validate_case(c, label); !d.empty()) {
       r.verdict = "INVALID";
@@ -150,6 +161,7 @@ Report run_case(const RunArgs& a, const std::string& label, exec::Communicator* 
   if (c.plan.programs.empty()) throw ir::InvalidInput("run needs a plan");
   exec::Values inputs = exec::make_inputs(*c.spec, a.seed, o.dtype);
   exec::PlanRun run;
+  phase("running the plan");
   try {
     run = exec::run_plan(c, inputs, o, world);
   } catch (const exec::RunError& e) {
@@ -174,12 +186,15 @@ Report run_case(const RunArgs& a, const std::string& label, exec::Communicator* 
   auto t0 = std::chrono::steady_clock::now();
   exec::RunOptions so = o;
   so.device = exec::Device::cpu;  // the reference runs on the CPU
+  phase("running the spec");
   exec::Values spec = exec::run_spec(c, inputs, so);
   r.spec_s = seconds_since(t0);
   t0 = std::chrono::steady_clock::now();
+  phase("running the control and perturbed spec");
   exec::Values control = exec::run_spec(c, inputs, exec::control_options(so));
   exec::Values perturbed = exec::run_spec(c, inputs, exec::perturbed_options(so));
   r.control_s = seconds_since(t0);
+  phase("comparing");
   r.cmp = exec::compare(*c.spec, pieces, spec, control, o.dtype, {}, &perturbed);
   r.verdict = r.cmp->match ? "MATCH" : "DIFFERS";
   r.code = r.cmp->match ? kOk : kMismatch;

@@ -2,6 +2,7 @@
 
 #include "ir/validate.h"
 #include "tools/cli.h"
+#include "tools/progress_line.h"
 
 namespace parity::cli {
 
@@ -11,9 +12,16 @@ void add_validate(CLI::App& app, Action& run) {
   cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
   cmd->callback([&run] {
     run = [] {
-      ir::Case c = load_case(files);
       std::string label = files_label(files);
-      int rc = report_diags(ir::validate_case(c, label));
+      ir::DiagList d;
+      {
+        ProgressLine progress(label);  // erased before the result is printed
+        progress.phase("reading");
+        ir::Case c = load_case(files);
+        progress.phase("validating");
+        d = ir::validate_case(c, label);
+      }
+      int rc = report_diags(d);
       if (rc == kOk) fmt::print("OK: {} is well formed\n", label);
       return rc;
     };
