@@ -241,47 +241,6 @@ ir::Bindings probe(const ir::Bindings& dims) {
 }
 
 std::optional<ir::Case> attempt(const ir::Case& c, const ir::TypeMap& types,
-                                const std::set<int64_t>& sizes, bool tie, std::string& kept);
-
-}  // namespace
-
-SizeSymbols give_size_symbols(ir::Case& c) {
-  SizeSymbols out;
-  if (!c.spec || !c.spec->dims.empty() || !c.plan.dims.empty()) {
-    out.kept = "the case has dim symbols of its own";
-    return out;
-  }
-  ir::DiagList diags;
-  ir::TypeMap types;
-  ir::validate_spec(*c.spec, "", diags, &types);
-  if (!diags.empty()) {
-    out.kept = "the spec is not well formed";
-    return out;
-  }
-  std::set<int64_t> sizes;
-  for (const auto* names : {&c.spec->graph.inputs, &c.spec->graph.outputs})
-    for (const auto& n : *names)
-      if (auto it = types.find(n); it != types.end())
-        for (const auto& d : it->second.shape)
-          if (d.is_const() && d.const_value() >= 2) sizes.insert(d.const_value());
-  if (sizes.empty()) {
-    out.kept = "no size of 2 or more";
-    return out;
-  }
-  for (bool tie : {false, true}) {
-    std::optional<ir::Case> r = attempt(c, types, sizes, tie, out.kept);
-    if (!r) continue;
-    c = std::move(*r);
-    out.dims = c.spec->dims;
-    out.kept.clear();
-    break;
-  }
-  return out;
-}
-
-namespace {
-
-std::optional<ir::Case> attempt(const ir::Case& c, const ir::TypeMap& types,
                                 const std::set<int64_t>& sizes, bool tie, std::string& kept) {
   Rewriter rw(sizes, c.plan.mesh, tie);
   for (const auto& p : c.plan.placements) {
@@ -419,5 +378,39 @@ std::optional<ir::Case> attempt(const ir::Case& c, const ir::TypeMap& types,
 }
 
 }  // namespace
+
+SizeSymbols give_size_symbols(ir::Case& c) {
+  SizeSymbols out;
+  if (!c.spec || !c.spec->dims.empty() || !c.plan.dims.empty()) {
+    out.kept = "the case has dim symbols of its own";
+    return out;
+  }
+  ir::DiagList diags;
+  ir::TypeMap types;
+  ir::validate_spec(*c.spec, "", diags, &types);
+  if (!diags.empty()) {
+    out.kept = "the spec is not well formed";
+    return out;
+  }
+  std::set<int64_t> sizes;
+  for (const auto* names : {&c.spec->graph.inputs, &c.spec->graph.outputs})
+    for (const auto& n : *names)
+      if (auto it = types.find(n); it != types.end())
+        for (const auto& d : it->second.shape)
+          if (d.is_const() && d.const_value() >= 2) sizes.insert(d.const_value());
+  if (sizes.empty()) {
+    out.kept = "no size of 2 or more";
+    return out;
+  }
+  for (bool tie : {false, true}) {
+    std::optional<ir::Case> r = attempt(c, types, sizes, tie, out.kept);
+    if (!r) continue;
+    c = std::move(*r);
+    out.dims = c.spec->dims;
+    out.kept.clear();
+    break;
+  }
+  return out;
+}
 
 }  // namespace parity::frontend
