@@ -168,20 +168,24 @@ std::vector<const OpDef*> OpRegistry::all() const {
 
 void OpRegistry::add(OpDef d) { defs_[d.name] = std::move(d); }
 
-bool is_scalar_attr(const std::string& kind, const std::string& attr) {
+namespace {
+const AttrSpec* attr_spec(const std::string& kind, const std::string& attr) {
   const OpDef* d = OpRegistry::get().find(kind);
-  if (!d) return false;
+  if (!d) return nullptr;
   for (const auto& a : d->attrs)
-    if (a.name == attr) return a.scalar;
-  return false;
+    if (a.name == attr) return &a;
+  return nullptr;
+}
+}  // namespace
+
+bool is_scalar_attr(const std::string& kind, const std::string& attr) {
+  const AttrSpec* a = attr_spec(kind, attr);
+  return a && a->scalar;
 }
 
 bool is_extent_attr(const std::string& kind, const std::string& attr) {
-  const OpDef* d = OpRegistry::get().find(kind);
-  if (!d) return false;
-  for (const auto& a : d->attrs)
-    if (a.name == attr) return a.extent;
-  return false;
+  const AttrSpec* a = attr_spec(kind, attr);
+  return a && a->extent;
 }
 
 }  // namespace parity::ir
