@@ -1097,11 +1097,15 @@ bool set_literal(ir::Case& c, const Reading& r, double value) {
   return found;
 }
 
-std::string Result::original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const {
+int64_t Result::original_rank(const ir::Mesh& original, int64_t reduced_rank) const {
   ir::Mesh rm = reduced.plan.mesh;
   ir::Coord c = rm.coord_of(reduced_rank);
   for (size_t k = 0; k < c.size() && k < axes.size(); ++k) c[k] = axes[k].orig_of[static_cast<size_t>(c[k])];
-  return original.rank_str(original.rank_of(c));
+  return original.rank_of(c);
+}
+
+std::string Result::original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const {
+  return original.rank_str(original_rank(original, reduced_rank));
 }
 
 // An integer literal at which a program slices a dim whose extent is a size

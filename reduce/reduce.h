@@ -90,7 +90,8 @@ struct Result {
   std::map<double, std::string> generalized;
   std::string invalid_at;         // with Options::second_look: why a reduced instance did not validate
 
-  // `rank 5 (pp=0,dp=37,tp=1)`: the original rank a reduced rank stands for.
+  // The original rank a reduced rank stands for, and as text: `rank 5 (pp=0,dp=37,tp=1)`.
+  int64_t original_rank(const ir::Mesh& original, int64_t reduced_rank) const;
   std::string original_rank_str(const ir::Mesh& original, int64_t reduced_rank) const;
 };
 

@@ -138,12 +138,16 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
     nlohmann::json in = nlohmann::json::object();
     for (const auto& [n, val] : x.inputs) in[n] = val;
     j["counterexample"] = {{"program", x.program}, {"value", x.value}, {"plan_index", x.plan_index},
-                           {"spec_value", x.spec_value}, {"spec_index", x.spec_index}, {"rank", x.rank},
+                           {"spec_value", x.spec_value}, {"spec_index", x.spec_index},
+                           {"rank", x.given_rank >= 0 ? x.given_rank : x.rank_id}, {"coords", x.coords},
+                           {"rank_text", x.rank},
                            {"iteration", x.iter}, {"op", x.op}, {"spec_expr", x.spec_expr}, {"plan_expr", x.plan_expr}, {"difference", x.difference},
                            {"spec_num", x.spec_num}, {"plan_num", x.plan_num}, {"inputs", in}, {"found_by", x.found_by}};
     nlohmann::json lin = nlohmann::json::array();
     for (const auto& st : x.lineage)
-      lin.push_back({{"depth", st.depth}, {"program", st.program}, {"value", st.value}, {"rank", st.rank_str},
+      lin.push_back({{"depth", st.depth}, {"program", st.program}, {"value", st.value},
+                     {"rank", st.given_rank >= 0 ? st.given_rank : st.rank}, {"coords", st.coords},
+                     {"rank_text", st.rank_str},
                      {"iteration", st.iter}, {"op", st.op}, {"placed_on", st.placed}, {"reads", st.from}});
     j["counterexample"]["lineage"] = lin;
   }

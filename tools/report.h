@@ -8,7 +8,7 @@
 
 namespace parity::cli {
 
-constexpr int kReportSchemaVersion = 1;
+constexpr int kReportSchemaVersion = 2;
 std::string verdict_text(const verify::Verdict& v, const std::string& label, const ir::Case& c);
 nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label);
 

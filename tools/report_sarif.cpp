@@ -74,7 +74,8 @@ json cex_json(const verify::Counterexample& x) {
   for (const auto& [n, val] : x.inputs) in[n] = val;
   return {{"program", x.program},       {"value", x.value},
           {"plan_index", x.plan_index}, {"spec_value", x.spec_value},
-          {"spec_index", x.spec_index}, {"rank", x.rank},
+          {"spec_index", x.spec_index}, {"rank", x.given_rank >= 0 ? x.given_rank : x.rank_id}, {"coords", x.coords},
+          {"rank_text", x.rank},
           {"iteration", x.iter},        {"op", x.op},
           {"spec_expr", x.spec_expr},   {"plan_expr", x.plan_expr},
           {"difference", x.difference}, {"spec_num", x.spec_num},

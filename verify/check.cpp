@@ -2083,6 +2083,22 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       add_lineage(*v.cex, *checked, graph, [&](int64_t rk) {
         return mesh_changed ? used->original_rank_str(c.plan.mesh, rk) : checked->plan.mesh.rank_str(rk);
       });
+    if (v.cex && v.cex->rank_id >= 0) {
+      // Ranks as numbers and coordinates of the case as given, for reports.
+      auto given = [&](int64_t rk, int64_t& out, std::map<std::string, int64_t>& coords) {
+        out = mesh_changed ? used->original_rank(c.plan.mesh, rk) : rk;
+        if (out < 0 || out >= c.plan.mesh.num_ranks()) {
+          out = -1;
+          return;
+        }
+        const ir::Coord co = c.plan.mesh.coord_of(out);
+        coords.clear();
+        for (size_t k = 0; k < co.size(); ++k) coords[c.plan.mesh.axes[k].name] = co[k];
+      };
+      given(v.cex->rank_id, v.cex->given_rank, v.cex->coords);
+      for (auto& st : v.cex->lineage)
+        if (st.rank >= 0) given(st.rank, st.given_rank, st.coords);
+    }
     if (mesh_changed && v.cex && v.cex->rank_id >= 0) {
       std::string tail = v.cex->rank.substr(v.cex->rank.find(')') + 1);
       v.cex->rank = used->original_rank_str(c.plan.mesh, v.cex->rank_id) + tail + " [reduced instance: " +

@@ -70,6 +70,8 @@ int verdict_exit_code(VerdictKind k);
 struct Counterexample {
   std::string program, value, spec_value, op, rank, iter;
   int64_t rank_id = -1;  // in the verified (possibly reduced) mesh
+  int64_t given_rank = -1;              // the rank it stands for in the case as given
+  std::map<std::string, int64_t> coords;  // and its coordinates there, by axis
   std::vector<int64_t> plan_index, spec_index;
   std::string spec_expr, plan_expr;
   std::string difference;  // the smallest differing subterms

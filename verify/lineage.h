@@ -5,6 +5,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct LineageStep {
   int depth = 0;       // 0: the diverging value; n: n ops upstream
   int64_t rank = -1;   // in the checked (possibly reduced) mesh
   std::string rank_str;
+  int64_t given_rank = -1;                // in the case as given
+  std::map<std::string, int64_t> coords;  // its coordinates there, by axis
   std::string program, value, iter;
   std::string op;       // `matmul (line 12)`, `allreduce over tp`, `input`
   std::string placed;   // spec values this instance is placed on ("" when none)
