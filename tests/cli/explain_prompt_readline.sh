@@ -5,11 +5,10 @@
 set -u
 parity="$1"
 case_file="$2"
-command -v script >/dev/null || { echo "script(1) is not installed: skipped"; exit 0; }
-script -qec true /dev/null >/dev/null 2>&1 || { echo "no pseudo-terminal here: skipped"; exit 0; }
+source "$(dirname "$0")/../lib/expect.sh"
+pty_setup
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
-fail=0
 out=$(printf 'sum\t\nshow tp.o_p\t\nquit\n' | HOME="$home" TERM=xterm timeout 60 \
   script -qec "'$parity' explain '$case_file' --tui" /dev/null 2>&1 | tr -d '\r')
 grep -qa "^MISMATCH .*failed" <<<"$(sed 's/\x1b\[[?0-9;]*[a-zA-Z]//g' <<<"$out")" ||

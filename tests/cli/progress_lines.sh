@@ -4,11 +4,10 @@
 set -u
 parity="$1"
 case_file="$2"
-command -v script >/dev/null || { echo "script(1) is not installed: skipped"; exit 0; }
-script -qec true /dev/null >/dev/null 2>&1 || { echo "no pseudo-terminal here: skipped"; exit 0; }
+source "$(dirname "$0")/../lib/expect.sh"
+pty_setup
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-fail=0
 check() {  # check PHASES RESULT -- command...   (PHASES: an extended regex; a fast run shows its first ones only)
   local phase=$1 result=$2; shift 3
   local out
