@@ -18,7 +18,12 @@ std::string Op::label() const {
     s += " -> ";
     for (size_t i = 0; i < results.size(); ++i) s += (i ? "," : "") + results[i];
   }
-  if (line) s += " (line " + std::to_string(line) + ")";
+  if (line && !origin.empty())
+    s += " (line " + std::to_string(line) + "; " + origin + ")";
+  else if (line)
+    s += " (line " + std::to_string(line) + ")";
+  else if (!origin.empty())
+    s += " (" + origin + ")";
   return s;
 }
 

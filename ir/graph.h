@@ -20,6 +20,9 @@ struct Op {
   std::vector<Graph> regions;
   int line = 0;  // source line in a text file, 0 when unknown
   int col = 0;   // and column
+  // Where an importer's source says the op came from (`train.py:42`, from
+  // XLA's metadata); empty when unknown. Shown beside the line in messages.
+  std::string origin;
 
   const Attr* attr(const std::string& name) const;
   // Label used in messages: `matmul -> h1`.

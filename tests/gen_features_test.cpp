@@ -121,7 +121,7 @@ TEST(TiedEmbedding, ValidatorRequiresAMatchingCollectiveInTheOtherProgram) {
   auto& ops = last.graph.ops;
   for (size_t i = 0; i < ops.size(); ++i)
     if (is_tied_allreduce(ops[i])) {
-      ops[i] = ir::Op{"identity", {ops[i].operands[0]}, ops[i].results, {}, {}, 0};
+      ops[i] = ir::Op{"identity", {ops[i].operands[0]}, ops[i].results, {}, {}, 0, 0, ""};
       break;
     }
   std::string e = first_error(c);

@@ -60,6 +60,7 @@ void add_gen(CLI::App& app, Action& run);
 void add_run(CLI::App& app, Action& run);
 void add_explain(CLI::App& app, Action& run);
 void add_reduce(CLI::App& app, Action& run);
+void add_verify_jax(CLI::App& app, Action& run);
 #ifdef PARITY_HAVE_MLIR
 void add_verify_mlir(CLI::App& app, Action& run);
 #endif

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "frontend/hlo/api.h"
 #include "frontend/proto/case_io.h"
 #include "tools/cli.h"
 #ifdef PARITY_HAVE_MLIR
@@ -43,6 +44,15 @@ ir::Case load_case(const std::vector<std::string>& files) {
   if (files.size() == 2 && files[0] == "-" && files[1] == "-")
     throw ir::InvalidInput("standard input ('-') can be read once: give the spec or the plan as a file");
   if (is_mlir(files[0]) || is_mlir(files.back())) return load_mlir(files);
+  if (frontend::hlo::is_hlo_path(files[0]) || frontend::hlo::is_hlo_path(files.back())) {
+    if (files.size() != 2 || !frontend::hlo::is_hlo_path(files[0]) || !frontend::hlo::is_hlo_path(files[1]))
+      throw ir::InvalidInput("HLO input is two files: the single-device module (SPEC.hlo) and the partitioned one (PLAN.hlo)");
+    try {
+      return frontend::hlo::import_pair(files[0], files[1]);
+    } catch (const frontend::hlo::Unsupported& e) {
+      throw UnknownInput(e.what());
+    }
+  }
   ir::Case c = frontend::read_case(files[0]);
   if (files.size() == 1) return c;
   ir::Case p = frontend::read_case(files[1]);

@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
 #ifdef PARITY_HAVE_MLIR
   add_verify_mlir(app, run);
 #endif
+  add_verify_jax(app, run);
   // CLI11 would report a missing subcommand for a misspelled one.
   if (argc > 1 && argv[1][0] != '-') {
     std::string known;

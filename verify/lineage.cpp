@@ -67,6 +67,7 @@ std::vector<LineageStep> lineage(const reduce::StageGraph& g, int64_t rank, cons
           s.op += " over explicit groups";
       }
       if (ins.op->line) s.op += " (line " + std::to_string(ins.op->line) + ")";
+      if (!ins.op->origin.empty()) s.op += " at " + ins.op->origin;
     }
     // Placed instances other than the start are the boundary: assumed equal
     // to their spec region here, proved on their own.

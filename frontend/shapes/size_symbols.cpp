@@ -156,6 +156,11 @@ class Rewriter {
       case K::Sub:
         return position(e.lhs()) - position(e.rhs());
       case K::Mul:
+        // `index * size`: the size as the box or slice reads it, even where
+        // the number is also a product of axis sizes (a shard of 8 on 2x4).
+        if (e.rhs().is_const())
+          if (auto it = context.find(e.rhs().const_value()); it != context.end())
+            return position(e.lhs()) * it->second;
         return position(e.lhs()) * position(e.rhs());
       default:
         return e;
