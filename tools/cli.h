@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -79,6 +80,12 @@ void limit_memory();
 
 // Loads `CASE` or `SPEC PLAN` (a spec file and a plan file). Throws ir::InvalidInput.
 ir::Case load_case(const std::vector<std::string>& files);
+// HLO input: whether load_case infers placements of intermediate values
+// (frontend/hlo/hints.h), and the plan values the last load placed so and
+// where its numbers part from the spec's.
+extern bool infer_hlo_placements;
+extern std::set<std::string> inferred_hlo_values;
+extern std::string hlo_culprit;
 // "a.pbtxt" or "spec.pbtxt + plan.pbtxt", for messages.
 std::string files_label(const std::vector<std::string>& files);
 // Prints every diagnostic of a validation and returns kInvalid, or kOk if none.

@@ -39,7 +39,13 @@ ir::Case load_mlir(const std::vector<std::string>& files) {
 }
 }  // namespace
 
+bool infer_hlo_placements = true;
+std::set<std::string> inferred_hlo_values;
+std::string hlo_culprit;
+
 ir::Case load_case(const std::vector<std::string>& files) {
+  inferred_hlo_values.clear();
+  hlo_culprit.clear();
   if (files.empty() || files.size() > 2) throw ir::InvalidInput("expected CASE or SPEC PLAN");
   if (files.size() == 2 && files[0] == "-" && files[1] == "-")
     throw ir::InvalidInput("standard input ('-') can be read once: give the spec or the plan as a file");
@@ -48,7 +54,13 @@ ir::Case load_case(const std::vector<std::string>& files) {
     if (files.size() != 2 || !frontend::hlo::is_hlo_path(files[0]) || !frontend::hlo::is_hlo_path(files[1]))
       throw ir::InvalidInput("HLO input is two files: the single-device module (SPEC.hlo) and the partitioned one (PLAN.hlo)");
     try {
-      return frontend::hlo::import_pair(files[0], files[1]);
+      frontend::hlo::ImportOptions o;
+      o.infer_placements = infer_hlo_placements;
+      frontend::hlo::Hints h;
+      ir::Case c = frontend::hlo::import_pair(files[0], files[1], o, &h);
+      inferred_hlo_values = std::move(h.placed);
+      hlo_culprit = std::move(h.culprit);
+      return c;
     } catch (const frontend::hlo::Unsupported& e) {
       throw UnknownInput(e.what());
     }

@@ -57,6 +57,7 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
     s += fmt::format("  reduced to {} ranks: {}\n", v.verified_ranks, fmt::join(v.reductions, ", "));
   for (const auto& k : v.kept) s += fmt::format("  not reduced: {}\n", k);
   if (!v.second_look.empty()) s += fmt::format("  second look: {}\n", v.second_look);
+  for (const auto& n : v.notes) s += fmt::format("  note: {}\n", n);
   // On a VERIFIED the note is why stages did not settle it, not a fault.
   if (!v.stage_note.empty() && v.kind == verify::VerdictKind::verified)
     s += fmt::format("  stages: not settled stage by stage ({}); the plan as a whole verified\n", v.stage_note);
@@ -113,6 +114,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
                                 {"message", d.message}});
   j["reduction"] = {{"applied", v.reductions}, {"kept", v.kept}, {"verified_ranks", v.verified_ranks},
                       {"second_look", v.second_look}};
+  if (!v.notes.empty()) j["notes"] = v.notes;
   j["stages"] = {{"total", v.stages}, {"distinct", v.unique_stages}, {"cached", v.cached_stages}, {"note", v.stage_note}, {"difference", v.stage_difference}};
   j["timings"] = {{"read", v.read_seconds},
                   {"validate_and_reduce", v.reduce_seconds},

@@ -102,6 +102,7 @@ struct Verdict {
   int64_t verified_ranks = 0;  // ranks of the instance actually checked
   size_t stages = 0, unique_stages = 0;  // when proved by stages
   std::string second_look;  // on a reduced VERIFIED: what was run to look again, and that it agreed
+  std::vector<std::string> notes;  // from the frontend (where an imported plan's values part)
   std::string stage_note;                // why the staged prover did not settle it
   std::string stage_difference;          // there: the smallest differing subterms (over the stage's inputs)
   size_t cached_stages = 0;              // distinct stages whose proof came from the cache

@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "frontend/hlo/hints.h"
 #include "frontend/hlo/sharding.h"
 #include "frontend/shapes/size_symbols.h"
 #include "ir/error.h"
@@ -23,12 +24,8 @@ bool ends_with(const std::string& s, const std::string& t) {
 }
 
 int note_line(const Module& m, const std::string& key) {
-  // The notes sit above the module: their line is their index + 1 when they lead the file.
-  int k = 0;
-  for (const auto& [n, v] : m.notes) {
-    ++k;
-    if (n == key) return k;
-  }
+  for (size_t k = 0; k < m.notes.size(); ++k)
+    if (m.notes[k].first == key) return m.note_lines[k];
   return 0;
 }
 
@@ -94,7 +91,8 @@ ir::Mesh mesh_of(const Module& plan) {
   return mesh;
 }
 
-ir::Case import_pair(const std::string& spec_path, const std::string& plan_path) {
+ir::Case import_pair(const std::string& spec_path, const std::string& plan_path,
+                     const ImportOptions& opt, Hints* hints) {
   Module sm = read_module(spec_path);
   Module pm = read_module(plan_path);
   ir::Mesh mesh = mesh_of(pm);
@@ -144,6 +142,10 @@ ir::Case import_pair(const std::string& spec_path, const std::string& plan_path)
   }
   c.spec = std::move(spec);
   c.plan = std::move(plan);
+  if (opt.infer_placements) {
+    Hints h = infer_placements(c, si.keys, pi.keys);
+    if (hints) *hints = std::move(h);
+  }
   // XLA's sizes are numbers: as symbols they reduce like a protobuf case's.
   give_size_symbols(c);
   return c;

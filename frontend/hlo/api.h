@@ -3,8 +3,10 @@
 // is the plan, its placements read from the shardings of the parameters and
 // results. `parity_jax` (frontend/jax) writes both from a JAX program.
 #pragma once
+#include <set>
 #include <string>
 
+#include "frontend/hlo/hints.h"
 #include "frontend/hlo/importer.h"
 #include "ir/plan.h"
 
@@ -17,7 +19,14 @@ bool is_hlo_path(const std::string& path);
 // over `num_partitions`.
 ir::Mesh mesh_of(const Module& plan);
 
+struct ImportOptions {
+  // Placements of intermediate values inferred by running both (hints.h).
+  bool infer_placements = true;
+};
+
 // Throws ir::InvalidInput (malformed text, at FILE:LINE:COL) or Unsupported.
-ir::Case import_pair(const std::string& spec_path, const std::string& plan_path);
+// `hints` (optional) receives what was inferred (hints.h).
+ir::Case import_pair(const std::string& spec_path, const std::string& plan_path,
+                     const ImportOptions& opt = {}, Hints* hints = nullptr);
 
 }  // namespace parity::frontend::hlo

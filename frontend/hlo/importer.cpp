@@ -99,6 +99,10 @@ class Importer {
     }
     g_.outputs = out.results;
     drop_dead_ops();
+    std::set<std::string> defined;
+    for (const auto& op : g_.ops) defined.insert(op.results.begin(), op.results.end());
+    for (auto& [n, k] : keys_)
+      if (defined.count(n)) out.keys.emplace(n, k);
     out.graph = std::move(g_);
     return out;
   }
@@ -114,6 +118,11 @@ class Importer {
   std::map<std::string, double> const_of_;  // fill results: their value
   const Instr* cur_ = nullptr;
   int depth_ = 0;
+  std::map<std::string, std::string> keys_;
+
+  bool is_input(const std::string& n) const {
+    return std::find(g_.inputs.begin(), g_.inputs.end(), n) != g_.inputs.end();
+  }
 
   static ir::Dims dims_of(const Shape& s) { return ir::Dims(s.begin(), s.end()); }
 
@@ -542,7 +551,10 @@ class Importer {
     std::map<std::string, Val> env;
     for (const auto& i : c.instrs) {
       cur_ = &i;
-      env[i.name] = instr(i, env, args, prefix);
+      Val v = instr(i, env, args, prefix);
+      if (v.k == Val::K::tensor && !i.origin.empty() && !keys_.count(v.name) && !is_input(v.name))
+        keys_[v.name] = i.opcode + "@" + i.origin;
+      env[i.name] = std::move(v);
     }
     --depth_;
     return env.at(c.root()->name);
@@ -1161,26 +1173,32 @@ class Importer {
       if (a != b) unsupported(i, "a permute that is no cyclic shift along one mesh axis");
     }
     const std::string& ax = mesh_.axes[*axis].name;
-    int64_t n = mesh_.axes[*axis].size;
-    ir::DimExpr me = ir::DimExpr::sym("$" + ax);
+    const int64_t n = mesh_.axes[*axis].size;
+    const ir::DimExpr me = ir::DimExpr::sym("$" + ax);
+    // The ring in terms of the axis size, so that the axis reduces: a step of
+    // k forward or back, whichever is shorter.
+    const ir::DimExpr size = ir::DimExpr::sym(ax);
+    const bool back = 2 * shift > n;
+    const int64_t k = back ? n - shift : shift;
+    auto step = [&](bool forward) {
+      return forward ? (me + ir::DimExpr(k)) % size : (me + size - ir::DimExpr(k)) % size;
+    };
     int64_t tag = 0;
     if (const std::string* ch = i.attr("channel_id")) tag = parse_int(i, *ch, "channel id");
     ir::Op send;
     send.kind = "send";
     send.operands = {x};
-    send.attrs = {{"peer", ir::Coords{{ax, (me + ir::DimExpr(shift)) % ir::DimExpr(n)}}},
-                  {"tag", ir::DimExpr(tag)}};
+    send.attrs = {{"peer", ir::Coords{{ax, step(!back)}}}, {"tag", ir::DimExpr(tag)}};
     send.line = i.line;
     send.col = i.col;
     send.origin = i.origin;
     g_.ops.push_back(send);
-    return tensor_val(
-        emit("recv", {},
-             {{"peer", ir::Coords{{ax, (me + ir::DimExpr(n - shift)) % ir::DimExpr(n)}}},
-              {"tag", ir::DimExpr(tag)},
-              {"shape", dims_of(s)}},
-             s),
-        s);
+    return tensor_val(emit("recv", {},
+                           {{"peer", ir::Coords{{ax, step(back)}}},
+                            {"tag", ir::DimExpr(tag)},
+                            {"shape", dims_of(s)}},
+                           s),
+                      s);
   }
 };
 

@@ -5,6 +5,7 @@
 // the mesh coordinates (`$tp * 4`). Anything else is Unsupported, naming the
 // instruction and its line.
 #pragma once
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -29,6 +30,10 @@ struct Imported {
   std::vector<std::string> results;                // the ROOT's elements (a tuple) or the ROOT
   std::vector<std::vector<int64_t>> result_shapes;
   std::vector<const Instr*> param_instrs;  // for their `sharding=`
+  // The value each instruction defines, by what it computes and where in the
+  // source (`dot@train.py:42`): spec and plan values of one key are the same
+  // computation, whole or in pieces (hints.h).
+  std::map<std::string, std::string> keys;
 };
 
 // `names`: the value name of each parameter (shared by spec and plan).

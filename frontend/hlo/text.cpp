@@ -302,6 +302,7 @@ Module parse_module(const std::string& text, const std::string& file) {
         auto colon = t.find(':', tag.size());
         if (colon == std::string::npos) fail(file, line, 1, "expected '// parity-KEY: VALUE'");
         m.notes.push_back({t.substr(tag.size(), colon - tag.size()), trim(t.substr(colon + 1))});
+        m.note_lines.push_back(line);
       }
       continue;
     }

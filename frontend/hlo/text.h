@@ -47,6 +47,7 @@ struct Module {
   std::map<std::string, std::string> attrs;  // of the HloModule line (num_partitions=8, ...)
   // `// parity-KEY: VALUE` lines parity_jax writes above the module.
   std::vector<std::pair<std::string, std::string>> notes;
+  std::vector<int> note_lines;  // the line of each
   std::vector<Computation> comps;
   const Computation* entry() const;
   const Computation* find(const std::string& name) const;

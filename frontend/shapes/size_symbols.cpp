@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <numeric>
 #include <optional>
 #include <set>
 
@@ -68,6 +69,23 @@ class Rewriter {
       for (int64_t v : sizes)
         if (v % k == 0)
           for (const auto& a : axes) shard_[v / k].push_back(exact_.at(v) / a);
+    // Sizes the ops make from the given ones: a head count D/hd where a
+    // reshape splits a dim, a product where one merges two, a half where
+    // rotary embeddings split a head.
+    for (const auto& [a, x] : exact_)
+      for (const auto& [b, y] : exact_) {
+        if (x.kind() != DimExpr::Kind::Sym || y.kind() != DimExpr::Kind::Sym) continue;
+        if (a != b && a % b == 0 && a / b >= 2) derived_[a / b].push_back(x / y);
+        if (a <= b && a * b <= (int64_t{1} << 40)) derived_[a * b].push_back(x * y);
+      }
+    for (const auto& [a, x] : exact_)
+      if (x.kind() == DimExpr::Kind::Sym && a % 2 == 0 && a / 2 >= 2) derived_[a / 2].push_back(x / DimExpr(2));
+    // A shard times a size: the local tokens of a batch split over dp, as
+    // one dim (N16/dp * N12).
+    for (const auto& [a, xs] : shard_)
+      for (const auto& x : xs)
+        for (const auto& [b, y] : exact_)
+          if (y.kind() == DimExpr::Kind::Sym && a * b <= (int64_t{1} << 40)) derived_[a * b].push_back(x * y);
   }
 
   ir::Bindings dims() const {
@@ -225,6 +243,9 @@ class Rewriter {
         if (auto it = m->find(v); it != m->end())
           for (const auto& x : it->second)
             if (std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
+    if (auto it = derived_.find(v); it != derived_.end())
+      for (const auto& x : it->second)
+        if (std::find(r.begin(), r.end(), x) == r.end()) r.push_back(x);
     r.push_back(DimExpr(v));
     return r;
   }
@@ -232,16 +253,31 @@ class Rewriter {
   std::map<int64_t, std::vector<DimExpr>> products_;
   ir::Bindings with_axes_;  // the sizes and the axes' sizes, to evaluate a reading
   std::map<int64_t, DimExpr> exact_;
-  std::map<int64_t, std::vector<DimExpr>> hints_, shard_;
+  std::map<int64_t, std::vector<DimExpr>> hints_, shard_, derived_;
 };
 
 // Sizes to probe the rewrite at: each symbol times its own prime, so that two
 // symbols confused by the rewrite part, and shards still divide.
 ir::Bindings probe(const ir::Bindings& dims) {
   static const int64_t primes[] = {2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47};
-  ir::Bindings b;
+  // A size that divides another keeps dividing it (a head count D/hd is one
+  // at the probe too): each multiplier is the symbol's own prime times those
+  // of the sizes dividing it, as long as it stays small.
+  std::vector<std::pair<int64_t, std::string>> by_value;
+  for (const auto& [name, v] : dims) by_value.push_back({v, name});
+  std::sort(by_value.begin(), by_value.end());
+  std::map<std::string, int64_t> mult;
   size_t i = 0;
-  for (const auto& [name, v] : dims) b.emplace(name, v * primes[i++ % std::size(primes)]);
+  for (const auto& [v, name] : by_value) {
+    int64_t m = primes[i++ % std::size(primes)];
+    int64_t l = 1;
+    for (const auto& [w, other] : by_value)
+      if (w < v && v % w == 0 && mult.count(other)) l = std::lcm(l, mult.at(other));
+    if (l <= 100000) m *= l;
+    mult[name] = m;
+  }
+  ir::Bindings b;
+  for (const auto& [name, v] : dims) b.emplace(name, v * mult.at(name));
   return b;
 }
 
@@ -256,7 +292,14 @@ std::optional<ir::Case> attempt(const ir::Case& c, const ir::TypeMap& types,
         rw.hint(p.region[d].size.const_value(), it->second.shape[d].const_value());
   }
 
+  // Every reading tried rewrites the whole case: a bounded number of them,
+  // so that a module of thousands of ops imports in seconds (past the
+  // budget, the case keeps its numbers).
+  size_t rewrites = 0;
+  const size_t budget = std::max<size_t>(2000, 400000 / (1 + c.spec->graph.ops.size()));
+  struct OverBudget {};
   auto rewrite = [&] {
+    if (++rewrites > budget) throw OverBudget{};
     rw.occurrences.clear();
     ir::Case r = c;
     rw.in_spec = true;
@@ -307,7 +350,7 @@ std::optional<ir::Case> attempt(const ir::Case& c, const ir::TypeMap& types,
     std::optional<std::map<size_t, size_t>> best_choice;
     int best = -1;
     std::vector<size_t> digit(set.size(), 0);
-    for (int tries = 0; tries < 512; ++tries) {
+    for (int tries = 0; tries < (first ? 512 : 64); ++tries) {
       for (size_t j = 0; j < set.size(); ++j)
         rw.choice[set[j]] = (was.count(set[j]) ? was.at(set[j]) : 0) + digit[j];
       ir::Case t = rewrite();
@@ -329,41 +372,99 @@ std::optional<ir::Case> attempt(const ir::Case& c, const ir::TypeMap& types,
   auto keeps_operand_dims = [&](size_t g, size_t op) {
     return [&graph_of, g, op](const ir::Case& t, const ir::TypeMap& types) {
       const ir::Op& o = graph_of(t, g).ops[op];
+      // Products as their factors: a reshape merging [N8,N8,F] into
+      // [N8*N8,F] keeps its operand's dims in order.
+      std::function<void(const DimExpr&, std::vector<std::string>&)> factors = [&](const DimExpr& e,
+                                                                                 std::vector<std::string>& out) {
+        if (e.kind() == DimExpr::Kind::Mul) {
+          factors(e.lhs(), out);
+          factors(e.rhs(), out);
+        } else {
+          out.push_back(e.str());
+        }
+      };
       std::vector<std::string> mine, theirs;
       for (const auto& [name, a] : o.attrs) {
         if (!ir::is_extent_attr(o.kind, name)) continue;
-        if (const auto* x = std::get_if<DimExpr>(&a)) mine.push_back(x->str());
+        if (const auto* x = std::get_if<DimExpr>(&a)) factors(*x, mine);
         if (const auto* xs = std::get_if<ir::Dims>(&a))
-          for (const auto& d : *xs) mine.push_back(d.str());
+          for (const auto& d : *xs) factors(d, mine);
       }
       for (const auto& v : o.operands)
         if (auto it = types.find(v); it != types.end())
-          for (const auto& d : it->second.shape) theirs.push_back(d.str());
+          for (const auto& d : it->second.shape) factors(d, theirs);
       std::vector<std::vector<int>> lcs(mine.size() + 1, std::vector<int>(theirs.size() + 1, 0));
       for (size_t x = 1; x <= mine.size(); ++x)
         for (size_t y = 1; y <= theirs.size(); ++y)
           lcs[x][y] = mine[x - 1] == theirs[y - 1] ? lcs[x - 1][y - 1] + 1
                                                    : std::max(lcs[x - 1][y], lcs[x][y - 1]);
-      return lcs[mine.size()][theirs.size()];
+      // Then, for an op along one dim (a slice, a pad), extents made of that
+      // dim's own symbols: a rotary half of a head dim N8 is N8/2.
+      int along = 0;
+      const ir::Attr* d = o.attr("dim");
+      if (d && std::holds_alternative<DimExpr>(*d) && std::get<DimExpr>(*d).is_const() && !o.operands.empty())
+        if (auto it = types.find(o.operands[0]); it != types.end()) {
+          const auto k = static_cast<size_t>(std::get<DimExpr>(*d).const_value());
+          if (k < it->second.shape.size()) {
+            std::set<std::string> own;
+            it->second.shape[k].symbols(own);
+            for (const auto& [name, a] : o.attrs)
+              if (const auto* x = std::get_if<DimExpr>(&a); x && ir::is_extent_attr(o.kind, name)) {
+                std::set<std::string> syms;
+                x->symbols(syms);
+                bool inside = !syms.empty();
+                for (const auto& sy : syms) inside &= own.count(sy) > 0 || sy[0] == '$';
+                along += inside;
+              }
+          }
+        }
+      // Along one dim, that dim's symbols come first; elsewhere the operands' order.
+      return d ? along * 16 + lcs[mine.size()][theirs.size()] : lcs[mine.size()][theirs.size()] * 16 + along;
     };
   };
+  try {
   ir::Case r = rewrite();
   for (size_t g = 0; g <= r.plan.programs.size(); ++g)
     for (size_t i = 0; i < graph_of(r, g).ops.size(); ++i) {
-      const auto& operands = graph_of(r, g).ops[i].operands;
+      // The values feeding the op, up to three ops back: a slice that halves
+      // a head, read as another size, shows only where the halves meet again.
+      std::set<std::string> feeding(graph_of(r, g).ops[i].operands.begin(), graph_of(r, g).ops[i].operands.end());
+      for (int depth = 0; depth < 2; ++depth)
+        for (size_t j = i; j-- > 0;) {
+          const ir::Op& p = graph_of(r, g).ops[j];
+          bool used = false;
+          for (const auto& res : p.results) used |= feeding.count(res) > 0;
+          if (used) feeding.insert(p.operands.begin(), p.operands.end());
+        }
       std::vector<size_t> own, near;
       for (size_t k = 0; k < rw.occurrences.size(); ++k) {
         const Occurrence& o = rw.occurrences[k];
         if (o.graph != g || o.readings < 2) continue;
         bool feeds = false;
-        for (const auto& v : o.defines)
-          feeds |= std::find(operands.begin(), operands.end(), v) != operands.end();
+        for (const auto& v : o.defines) feeds |= feeding.count(v) > 0;
         if (o.op == i) own.push_back(k);
         if (o.op == i || feeds) near.push_back(k);
       }
       if (!own.empty() && search(r, g, i, own, keeps_operand_dims(g, i), false)) continue;
       if (holds_upto(r, g, i)) continue;
-      // What feeds the op was read in a way only this op rules out.
+      // What feeds the op was read in a way only this op rules out: one
+      // occurrence read otherwise first (the search below varies the first
+      // occurrences fastest and may not reach a late one), then combinations.
+      bool fixed = false;
+      for (size_t k : near) {
+        const auto was = rw.choice;
+        for (size_t alt = 1; alt < rw.occurrences[k].readings && !fixed; ++alt) {
+          rw.choice[k] = (was.count(k) ? was.at(k) : 0) + alt;
+          ir::Case t = rewrite();
+          if (holds_upto(t, g, i)) {
+            r = std::move(t);
+            fixed = true;
+          }
+        }
+        if (fixed) break;
+        rw.choice = was;
+      }
+      if (fixed) continue;
       if (!near.empty() &&
           search(
               r, g, i, near, [](const ir::Case&, const ir::TypeMap&) { return 0; }, true))
@@ -380,6 +481,10 @@ std::optional<ir::Case> attempt(const ir::Case& c, const ir::TypeMap& types,
   }
   r.spec->dims = r.plan.dims = rw.dims();
   return r;
+  } catch (const OverBudget&) {
+    kept = "the sizes were searched past the budget of " + std::to_string(budget) + " readings";
+    return std::nullopt;
+  }
 }
 
 }  // namespace

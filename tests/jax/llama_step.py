@@ -8,7 +8,8 @@ labels come in as float one-hot arrays, RoPE tables as inputs, softmax and
 log-softmax are written out with a stop_gradient on the max, and there is no
 causal mask.
 
-Usage: python llama_step.py [--mesh fsdp_tp|dp|fsdp|tp|dp_tp_sp]
+Usage: python llama_step.py [--mesh KIND ...]  (KIND: fsdp_tp, dp, fsdp, tp, dp_tp_sp;
+default: fsdp_tp dp_tp_sp)
 """
 import parity_jax  # first: sets XLA_FLAGS before jax starts
 
@@ -19,8 +20,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, PartitionSpec as P
 
-BATCH, SEQ, VOCAB = 8, 8, 32
-D_MODEL, N_HEADS, HEAD_DIM, D_FF = 32, 4, 8, 64
+BATCH, SEQ, VOCAB = 16, 12, 40
+D_MODEL, N_HEADS, HEAD_DIM, D_FF = 32, 4, 8, 48
 N_LAYERS = 2
 NORM_EPS = 1e-6
 
@@ -192,11 +193,14 @@ def mesh_setup(kind):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--mesh", default="fsdp_tp",
+    parser.add_argument("--mesh", nargs="*", default=["fsdp_tp", "dp_tp_sp"],
                         choices=["fsdp_tp", "dp", "fsdp", "tp", "dp_tp_sp"])
-    kind = parser.parse_args().mesh
-    mesh, param_specs, batch_spec, rope_spec = mesh_setup(kind)
+    for kind in parser.parse_args().mesh:
+        export(kind)
 
+
+def export(kind):
+    mesh, param_specs, batch_spec, rope_spec = mesh_setup(kind)
     f32 = jnp.float32
     params = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s, f32),
                           param_shapes(),

@@ -1,4 +1,7 @@
 # Checks a GSPMD-partitioned 2-layer MLP SGD step (dp=2, tp=4, Megatron shardings).
+# expect-cmd: verify-jax
+# expect-exit: 0
+# expect-error: VERIFIED
 import parity_jax  # first: sets XLA_FLAGS before jax starts
 
 import jax

@@ -1,4 +1,7 @@
 # Checks that a bug is caught: sm_ring_ok.py gathering w2 by a ring that turns the other way, so hidden units mismatch.
+# expect-cmd: verify-jax
+# expect-exit: 1
+# expect-error: MISMATCH
 import parity_jax  # first: sets XLA_FLAGS before jax starts
 
 import os

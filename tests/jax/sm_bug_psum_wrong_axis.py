@@ -1,4 +1,7 @@
 # Checks that a bug is caught: sm_mlp_ok.py summing the partial outputs over dp instead of tp.
+# expect-cmd: verify-jax
+# expect-exit: 1
+# expect-error: MISMATCH
 import parity_jax  # first: sets XLA_FLAGS before jax starts
 
 import os

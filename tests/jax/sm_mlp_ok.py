@@ -1,4 +1,7 @@
 # Checks a correct shard_map TP MLP step (dp=2, tp=4): all_gather, psum, axis_size by hand.
+# expect-cmd: verify-jax
+# expect-exit: 0
+# expect-error: VERIFIED
 import parity_jax  # first: sets XLA_FLAGS before jax starts
 
 import os

@@ -1,4 +1,7 @@
 # Checks a correct shard_map MLP step (dp=2, tp=4) whose weights are gathered by ppermute rings.
+# expect-cmd: verify-jax
+# expect-exit: 0
+# expect-error: VERIFIED
 import parity_jax  # first: sets XLA_FLAGS before jax starts
 
 import os

@@ -1,0 +1,315 @@
+#include "frontend/hlo/hints.h"
+
+#include <cmath>
+#include <functional>
+#include <random>
+
+#include "ir/interp.h"
+#include "ir/num_domain.h"
+
+namespace parity::frontend::hlo {
+
+namespace {
+
+using T = ir::Tensor<double>;
+
+bool close(double a, double b) {
+  return std::fabs(a - b) <= 1e-9 * (1 + std::fabs(a) + std::fabs(b));
+}
+
+// `s`'s box at `off` of `p`'s shape equals `p`.
+bool tile_equals(const T& s, const T& p, const std::vector<int64_t>& off) {
+  const size_t r = s.shape.size();
+  if (r == 0 || p.data.size() != static_cast<size_t>(ir::sem::num_el(p.shape)))
+    return r == 0 && !s.data.empty() && !p.data.empty() && close(s.data[0], p.data[0]);
+  std::vector<int64_t> st(s.shape.size(), 1);
+  for (size_t k = r; k-- > 1;) st[k - 1] = st[k] * s.shape[k];
+  std::vector<int64_t> idx(r, 0);
+  for (size_t e = 0; e < p.data.size(); ++e) {
+    int64_t src = 0;
+    for (size_t k = 0; k < r; ++k) src += (idx[k] + off[k]) * st[k];
+    if (!close(s.data[static_cast<size_t>(src)], p.data[e])) return false;
+    for (size_t k = r; k-- > 0;) {
+      if (++idx[k] < p.shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return true;
+}
+
+// The mesh axes, major first, whose linear index is `tile[rank]` on every rank.
+std::optional<ir::DimExpr> axes_index(const ir::Mesh& mesh, const std::vector<int64_t>& tile,
+                                      int64_t count) {
+  std::optional<ir::DimExpr> found;
+  std::vector<size_t> pick;
+  std::vector<bool> used(mesh.axes.size(), false);
+  std::function<void(int64_t)> go = [&](int64_t prod) {
+    if (found) return;
+    if (prod == count) {
+      for (int64_t r = 0; r < mesh.num_ranks(); ++r) {
+        ir::Coord c = mesh.coord_of(r);
+        int64_t li = 0;
+        for (auto k : pick) li = li * mesh.axes[k].size + c[k];
+        if (li != tile[static_cast<size_t>(r)]) return;
+      }
+      ir::DimExpr e(int64_t{0});
+      bool first = true;
+      for (auto k : pick) {
+        auto sym = ir::DimExpr::sym("$" + mesh.axes[k].name);
+        e = first ? sym : e * ir::DimExpr(mesh.axes[k].size) + sym;
+        first = false;
+      }
+      found = e;
+      return;
+    }
+    for (size_t k = 0; k < mesh.axes.size(); ++k)
+      if (!used[k] && mesh.axes[k].size > 1 && count % (prod * mesh.axes[k].size) == 0) {
+        used[k] = true;
+        pick.push_back(k);
+        go(prod * mesh.axes[k].size);
+        pick.pop_back();
+        used[k] = false;
+      }
+  };
+  go(1);
+  return found;
+}
+
+// A region placement of `p` (one value per rank) on `s`, if its numbers are
+// one tile of `s` on every rank, the tile a split along mesh axes.
+std::optional<std::vector<ir::Range>> as_region(const ir::Mesh& mesh, const T& s,
+                                                const std::vector<T>& p) {
+  const size_t rank = s.shape.size();
+  if (p[0].shape.size() != rank) return std::nullopt;
+  std::vector<int64_t> tiles(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (p[0].shape[d] < 1 || s.shape[d] % p[0].shape[d]) return std::nullopt;
+    tiles[d] = s.shape[d] / p[0].shape[d];
+  }
+  int64_t ntiles = 1;
+  for (auto t : tiles) ntiles *= t;
+  if (ntiles > 4096) return std::nullopt;
+  const int64_t n = mesh.num_ranks();
+  std::vector<std::vector<int64_t>> at(rank, std::vector<int64_t>(static_cast<size_t>(n)));
+  for (int64_t r = 0; r < n; ++r) {
+    const T& v = p[static_cast<size_t>(r)];
+    if (v.shape != p[0].shape) return std::nullopt;
+    bool hit = false;
+    for (int64_t t = 0; t < ntiles && !hit; ++t) {
+      std::vector<int64_t> idx(rank), off(rank);
+      int64_t rem = t;
+      for (size_t d = rank; d-- > 0;) {
+        idx[d] = rem % tiles[d];
+        rem /= tiles[d];
+        off[d] = idx[d] * p[0].shape[d];
+      }
+      if (tile_equals(s, v, off)) {
+        hit = true;
+        for (size_t d = 0; d < rank; ++d) at[d][static_cast<size_t>(r)] = idx[d];
+      }
+    }
+    if (!hit) return std::nullopt;
+  }
+  std::vector<ir::Range> region;
+  bool split = false;
+  for (size_t d = 0; d < rank; ++d) {
+    if (tiles[d] == 1) {
+      region.push_back({ir::DimExpr(int64_t{0}), ir::DimExpr(s.shape[d])});
+      continue;
+    }
+    auto e = axes_index(mesh, at[d], tiles[d]);
+    if (!e) return std::nullopt;
+    split = true;
+    region.push_back({*e * ir::DimExpr(p[0].shape[d]), ir::DimExpr(p[0].shape[d])});
+  }
+  if (!split) region.clear();
+  return region;
+}
+
+// Mesh axes over which the sum of `p` is `s`, or a tile of it, if some are:
+// the partial sums a row-parallel matmul leaves, on a batch split over dp.
+std::optional<std::pair<ir::Strings, std::vector<ir::Range>>> as_partial(const ir::Mesh& mesh,
+                                                                         const T& s,
+                                                                         const std::vector<T>& p) {
+  const size_t na = mesh.axes.size();
+  for (uint32_t mask = 1; mask < (1u << na); ++mask) {
+    ir::Strings axes;
+    bool unit = false;
+    for (size_t k = 0; k < na; ++k)
+      if (mask & (1u << k)) {
+        unit |= mesh.axes[k].size < 2;
+        axes.push_back(mesh.axes[k].name);
+      }
+    if (unit) continue;
+    std::vector<T> sums(p.size());
+    for (int64_t r = 0; r < mesh.num_ranks(); ++r) {
+      T& t = sums[static_cast<size_t>(r)];
+      t = T(p[static_cast<size_t>(r)].shape, 0.0);
+      for (int64_t m : mesh.group_along(r, axes)) {
+        const T& x = p[static_cast<size_t>(m)];
+        if (x.shape != t.shape) return std::nullopt;
+        for (size_t e = 0; e < t.data.size(); ++e) t.data[e] += x.data[e];
+      }
+    }
+    if (auto r = as_region(mesh, s, sums)) return std::make_pair(axes, *r);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Hints infer_placements(ir::Case& c, const std::map<std::string, std::string>& spec_keys,
+                       const std::map<std::string, std::string>& plan_keys,
+                       const HintOptions& opt) {
+  Hints out;
+  std::set<std::string>& placed = out.placed;
+  if (!c.spec || c.plan.programs.size() != 1) return out;
+  ir::NumDomain<double> d;
+  std::mt19937_64 rng(opt.seed);
+  // Small positive inputs: logarithms and square roots stay defined, and
+  // sums of products stay where tanh and softmax do not saturate (a tile
+  // of ones matches every other).
+  std::uniform_real_distribution<double> u(0.05, 0.35);
+  const ir::Graph& sg = c.spec->graph;
+  ir::Bindings sb = c.spec->dims;
+  std::map<std::string, T> env;
+  size_t bytes = 0;
+  for (const auto& in : sg.inputs) {
+    auto shape = ir::concrete_shape(sg.types.at(in), sb);
+    T t(shape, 0.0);
+    for (auto& x : t.data) x = u(rng);
+    bytes += t.data.size() * sizeof(double);
+    env[in] = std::move(t);
+  }
+  std::map<std::string, T> spec_vals;
+  try {
+    spec_vals =
+        ir::run_graph(d, sg, sb, env, [&](const std::string&, const ir::Instr&, const T& v) {
+          bytes += v.data.size() * sizeof(double);
+          if (bytes > opt.max_bytes) throw ir::OutOfBudget("hints");
+        });
+  } catch (const std::exception&) {
+    return out;
+  }
+  // Candidates: spec values by key.
+  // Candidates: spec values of the same operation at the same line; for an
+  // operation only the plan has (a collective the partitioner inserted), any
+  // spec value of that line.
+  std::map<std::string, std::vector<std::string>> by_key, by_line;
+  for (const auto& [v, k] : spec_keys) {
+    by_key[k].push_back(v);
+    by_line[k.substr(k.find('@') + 1)].push_back(v);
+  }
+  auto candidates = [&](const std::string& key) -> const std::vector<std::string>* {
+    if (auto it = by_key.find(key); it != by_key.end()) return &it->second;
+    if (auto it = by_line.find(key.substr(key.find('@') + 1)); it != by_line.end())
+      return &it->second;
+    return nullptr;
+  };
+  const ir::Program& prog = c.plan.programs[0];
+  const int64_t n = c.plan.mesh.num_ranks();
+  std::map<std::string, std::vector<T>> plan_vals;  // only keyed values
+  try {
+    ir::PlanRunner<ir::NumDomain<double>> runner(c.plan, d);
+    runner.limit_bytes(opt.max_bytes);
+    runner.run(
+        [&](int64_t r, const ir::Program& p, const std::string& name) -> T {
+          for (const auto& pl : c.plan.placements)
+            if (pl.program == p.name && pl.value == name && pl.kind == ir::PlacementKind::region) {
+              const T& whole = spec_vals.at(pl.spec_value);
+              ir::Box box = ir::placement_box(pl, c.plan.rank_bindings(r), whole.shape);
+              T t(box.size, 0.0);
+              std::vector<int64_t> zero(box.size.size(), 0);
+              // Copy the box out of the whole tensor.
+              const size_t rk = whole.shape.size();
+              std::vector<int64_t> st(rk, 1);
+              for (size_t k = rk; k-- > 1;) st[k - 1] = st[k] * whole.shape[k];
+              std::vector<int64_t> idx(rk, 0);
+              for (size_t e = 0; e < t.data.size(); ++e) {
+                int64_t src = 0;
+                for (size_t k = 0; k < rk; ++k) src += (idx[k] + box.off[k]) * st[k];
+                t.data[e] = whole.data[static_cast<size_t>(src)];
+                for (size_t k = rk; k-- > 0;) {
+                  if (++idx[k] < t.shape[k]) break;
+                  idx[k] = 0;
+                }
+              }
+              return t;
+            }
+          throw ir::EvalError("plan input " + name + " has no region placement");
+        },
+        [&](int64_t r, const ir::Program&, const std::string& name, const ir::Instr&, const T& v) {
+          if (!plan_keys.count(name)) return;
+          auto& slot = plan_vals[name];
+          if (slot.empty()) slot.resize(static_cast<size_t>(n));
+          slot[static_cast<size_t>(r)] = v;
+          runner.charge(v.data.size() * sizeof(double));
+        });
+  } catch (const std::exception&) {
+    return out;
+  }
+  std::set<std::string> already;
+  for (const auto& pl : c.plan.placements) already.insert(pl.value);
+  std::map<std::string, std::string> what;  // placed value -> what it holds
+  for (const auto& [name, vals] : plan_vals) {
+    if (already.count(name)) continue;
+    bool all = true;
+    for (const auto& v : vals) all &= !v.shape.empty() || !v.data.empty();
+    if (!all) continue;
+    const std::vector<std::string>* cand = candidates(plan_keys.at(name));
+    if (!cand) continue;
+    for (const auto& sv : *cand) {
+      auto it = spec_vals.find(sv);
+      if (it == spec_vals.end()) continue;
+      ir::Placement p;
+      p.program = prog.name;
+      p.value = name;
+      p.spec_value = sv;
+      if (auto r = as_region(c.plan.mesh, it->second, vals)) {
+        p.region = *r;
+      } else if (auto a = as_partial(c.plan.mesh, it->second, vals)) {
+        p.kind = ir::PlacementKind::partial;
+        p.axes = a->first;
+        p.region = a->second;
+      } else {
+        continue;
+      }
+      what[name] = p.kind == ir::PlacementKind::partial
+                       ? "a partial sum over " + ir::attr_str(p.axes) + " of the spec's " + sv
+                       : (p.region.empty() ? "the spec's " + sv : "a tile of the spec's " + sv);
+      c.plan.placements.push_back(std::move(p));
+      placed.insert(name);
+      break;
+    }
+  }
+  // Where the numbers part: values are `matched` when placed (or inputs, or
+  // made by the importer from matched values alone: a reshape inside a dot).
+  std::set<std::string> matched(prog.graph.inputs.begin(), prog.graph.inputs.end());
+  for (const auto& pl : c.plan.placements) matched.insert(pl.value);
+  for (const auto& op : prog.graph.ops) {
+    bool inputs_match = true;
+    for (const auto& o : op.operands) inputs_match &= matched.count(o) > 0;
+    for (const auto& r : op.results) {
+      // A constant has no inputs to part from.
+      if (matched.count(r) || op.operands.empty()) {
+        matched.insert(r);
+        continue;
+      }
+      auto k = plan_keys.find(r);
+      if (k == plan_keys.end()) {
+        if (inputs_match) matched.insert(r);
+        continue;
+      }
+      if (!inputs_match || !candidates(k->second) || !out.culprit.empty()) continue;
+      out.culprit = "`" + op.label() + "`";
+      std::string held;
+      for (const auto& o : op.operands)
+        if (auto w = what.find(o); w != what.end())
+          held += (held.empty() ? "" : "; ") + o + " holds " + w->second;
+      if (!held.empty()) out.culprit += " (" + held + ")";
+    }
+  }
+  return out;
+}
+
+}  // namespace parity::frontend::hlo
