@@ -72,7 +72,21 @@ std::optional<ir::DimExpr> axes_index(const ir::Mesh& mesh, const std::vector<in
       }
   };
   go(1);
-  return found;
+  if (found) return found;
+  // A ring step: the tile one axis's coordinate shifted by k, cyclically
+  // (a chunk passed k steps around a ring of collective-permutes).
+  for (size_t k = 0; k < mesh.axes.size(); ++k) {
+    const int64_t n = mesh.axes[k].size;
+    if (n != count) continue;
+    for (int64_t shift = 1; shift < n; ++shift) {
+      bool all = true;
+      for (int64_t r = 0; r < mesh.num_ranks() && all; ++r)
+        all = tile[static_cast<size_t>(r)] == (mesh.coord_of(r)[k] + shift) % n;
+      if (all)
+        return (ir::DimExpr::sym("$" + mesh.axes[k].name) + ir::DimExpr(shift)) % ir::DimExpr::sym(mesh.axes[k].name);
+    }
+  }
+  return std::nullopt;
 }
 
 // A region placement of `p` (one value per rank) on `s`, if its numbers are
@@ -141,6 +155,16 @@ std::optional<std::pair<ir::Strings, std::vector<ir::Range>>> as_partial(const i
         axes.push_back(mesh.axes[k].name);
       }
     if (unit) continue;
+    // Members that all hold the same numbers are a replica, not addends: a
+    // replicated value at 1/n of the spec's is a scale error, not a sum.
+    bool differ = false;
+    for (int64_t r = 0; r < mesh.num_ranks() && !differ; ++r)
+      for (int64_t m : mesh.group_along(r, axes)) {
+        const T& x = p[static_cast<size_t>(m)];
+        const T& y = p[static_cast<size_t>(r)];
+        for (size_t e = 0; e < x.data.size() && e < y.data.size() && !differ; ++e) differ = !close(x.data[e], y.data[e]);
+      }
+    if (!differ) continue;
     std::vector<T> sums(p.size());
     for (int64_t r = 0; r < mesh.num_ranks(); ++r) {
       T& t = sums[static_cast<size_t>(r)];
@@ -250,6 +274,20 @@ Hints infer_placements(ir::Case& c, const std::map<std::string, std::string>& sp
   }
   std::set<std::string> already;
   for (const auto& pl : c.plan.placements) already.insert(pl.value);
+  // The given placements of results that hold at the point run.
+  std::set<std::string> holding;
+  for (const auto& pl : c.plan.placements) {
+    auto v = plan_vals.find(pl.value);
+    auto sv = spec_vals.find(pl.spec_value);
+    if (pl.kind != ir::PlacementKind::region || v == plan_vals.end() || sv == spec_vals.end()) continue;
+    bool all = true;
+    for (int64_t r = 0; r < n && all; ++r) {
+      const T& x = v->second[static_cast<size_t>(r)];
+      ir::Box box = ir::placement_box(pl, c.plan.rank_bindings(r), sv->second.shape);
+      all = box.size == x.shape && tile_equals(sv->second, x, box.off);
+    }
+    if (all) holding.insert(pl.value);
+  }
   std::map<std::string, std::string> what;  // placed value -> what it holds
   for (const auto& [name, vals] : plan_vals) {
     if (already.count(name)) continue;
@@ -282,32 +320,49 @@ Hints infer_placements(ir::Case& c, const std::map<std::string, std::string>& sp
       break;
     }
   }
-  // Where the numbers part: values are `matched` when placed (or inputs, or
-  // made by the importer from matched values alone: a reshape inside a dot).
-  std::set<std::string> matched(prog.graph.inputs.begin(), prog.graph.inputs.end());
-  for (const auto& pl : c.plan.placements) matched.insert(pl.value);
+  // Where the numbers part. A value is good when placed, an input, computed
+  // from literals alone, or read (through values not placed) by a placed
+  // value: a local all-gather in shard_map code matches no spec value, and
+  // the reshape of it does. The culprit is the first operation in program
+  // order whose operands are good and whose result is not.
+  // (The results' placements are what is to be proved: not evidence.)
+  std::set<std::string> good(prog.graph.inputs.begin(), prog.graph.inputs.end());
+  good.insert(placed.begin(), placed.end());
+  good.insert(holding.begin(), holding.end());
+  std::set<std::string> constant;
   for (const auto& op : prog.graph.ops) {
-    bool inputs_match = true;
-    for (const auto& o : op.operands) inputs_match &= matched.count(o) > 0;
-    for (const auto& r : op.results) {
-      // A constant has no inputs to part from.
-      if (matched.count(r) || op.operands.empty()) {
-        matched.insert(r);
-        continue;
-      }
-      auto k = plan_keys.find(r);
-      if (k == plan_keys.end()) {
-        if (inputs_match) matched.insert(r);
-        continue;
-      }
-      if (!inputs_match || !candidates(k->second) || !out.culprit.empty()) continue;
-      out.culprit = "`" + op.label() + "`";
-      std::string held;
-      for (const auto& o : op.operands)
-        if (auto w = what.find(o); w != what.end())
-          held += (held.empty() ? "" : "; ") + o + " holds " + w->second;
-      if (!held.empty()) out.culprit += " (" + held + ")";
-    }
+    bool lit = op.kind != "recv";
+    for (const auto& o : op.operands) lit &= constant.count(o) > 0;
+    if (lit) constant.insert(op.results.begin(), op.results.end());
+  }
+  good.insert(constant.begin(), constant.end());
+  std::set<std::string> feeds;  // read by a placed value
+  for (auto op = prog.graph.ops.rbegin(); op != prog.graph.ops.rend(); ++op) {
+    bool placed_after = op->results.empty();  // a send: its receiver decides
+    for (const auto& r : op->results) placed_after |= good.count(r) > 0 || feeds.count(r) > 0;
+    if (placed_after && !op->results.empty()) feeds.insert(op->operands.begin(), op->operands.end());
+  }
+  good.insert(feeds.begin(), feeds.end());
+  for (const auto& op : prog.graph.ops) {
+    bool inputs_good = true;
+    for (const auto& o : op.operands) inputs_good &= good.count(o) > 0;
+    // A copy holds what its operand holds.
+    if (op.kind == "identity" && inputs_good) good.insert(op.results.begin(), op.results.end());
+    bool result_good = true;
+    for (const auto& r : op.results) result_good &= good.count(r) > 0;
+    if (!inputs_good || result_good || op.results.empty()) continue;
+    out.culprit = "`" + op.label() + "`";
+    std::map<std::string, std::string> origin;  // value -> where its op is written
+    for (const auto& d : prog.graph.ops)
+      for (const auto& r : d.results)
+        if (!d.origin.empty()) origin.emplace(r, d.origin);
+    std::string held;
+    for (const auto& o : op.operands)
+      if (auto w = what.find(o); w != what.end())
+        held += (held.empty() ? "" : "; ") + o + (origin.count(o) ? " (" + origin.at(o) + ")" : "") + " holds " +
+                w->second;
+    if (!held.empty()) out.culprit += " (" + held + ")";
+    break;
   }
   return out;
 }

@@ -2,6 +2,7 @@
 # expect-cmd: verify-jax
 # expect-exit: 1
 # expect-error: MISMATCH
+# expect-error: sm_bug_ppermute_direction.py:
 import parity_jax  # first: sets XLA_FLAGS before jax starts
 
 import os
