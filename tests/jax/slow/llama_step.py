@@ -1,4 +1,4 @@
-# Checks a GSPMD-partitioned Llama-style AdamW training step on a mesh picked by --mesh.
+# A GSPMD-partitioned Llama-style AdamW training step (not in the suite: see tests/jax/README.md).
 """A small Llama-style training step, exported for parity.
 
 Two decoder layers (RMSNorm, multi-head attention with RoPE, SwiGLU MLP), a
