@@ -33,6 +33,18 @@ TEST(HloSharding, ColumnSplitOverTheSecondAxisIsThatAxis) {
   EXPECT_EQ(r[1].size.str(), "8");
 }
 
+TEST(HloSharding, TileIndexIsALinearIndexOrARingStep) {
+  auto m = mesh({{"dp", 2}, {"tp", 4}});
+  std::vector<int64_t> by_dp_tp, ring;
+  for (int64_t r = 0; r < 8; ++r) {
+    by_dp_tp.push_back(r);                       // dp major, tp minor
+    ring.push_back((m.coord_of(r)[1] + 1) % 4);  // one step around the tp ring
+  }
+  EXPECT_EQ(hlo::tile_index(m, by_dp_tp, 8)->str(), "$dp*4+$tp");
+  EXPECT_EQ(hlo::tile_index(m, ring, 4)->str(), "($tp+1)%tp");
+  EXPECT_FALSE(hlo::tile_index(m, std::vector<int64_t>(8, 0), 4));
+}
+
 TEST(HloSharding, ReplicatedIsTheWholeTensor) {
   auto r = hlo::region_of(hlo::parse_sharding("{replicated}"), {4, 4}, mesh({{"p", 8}}));
   EXPECT_TRUE(r.empty());

@@ -1,9 +1,9 @@
 #include "frontend/hlo/hints.h"
 
 #include <cmath>
-#include <functional>
 #include <random>
 
+#include "frontend/hlo/sharding.h"
 #include "ir/interp.h"
 #include "ir/num_domain.h"
 
@@ -35,58 +35,6 @@ bool tile_equals(const T& s, const T& p, const std::vector<int64_t>& off) {
     }
   }
   return true;
-}
-
-// The mesh axes, major first, whose linear index is `tile[rank]` on every rank.
-std::optional<ir::DimExpr> axes_index(const ir::Mesh& mesh, const std::vector<int64_t>& tile,
-                                      int64_t count) {
-  std::optional<ir::DimExpr> found;
-  std::vector<size_t> pick;
-  std::vector<bool> used(mesh.axes.size(), false);
-  std::function<void(int64_t)> go = [&](int64_t prod) {
-    if (found) return;
-    if (prod == count) {
-      for (int64_t r = 0; r < mesh.num_ranks(); ++r) {
-        ir::Coord c = mesh.coord_of(r);
-        int64_t li = 0;
-        for (auto k : pick) li = li * mesh.axes[k].size + c[k];
-        if (li != tile[static_cast<size_t>(r)]) return;
-      }
-      ir::DimExpr e(int64_t{0});
-      bool first = true;
-      for (auto k : pick) {
-        auto sym = ir::DimExpr::sym("$" + mesh.axes[k].name);
-        e = first ? sym : e * ir::DimExpr(mesh.axes[k].size) + sym;
-        first = false;
-      }
-      found = e;
-      return;
-    }
-    for (size_t k = 0; k < mesh.axes.size(); ++k)
-      if (!used[k] && mesh.axes[k].size > 1 && count % (prod * mesh.axes[k].size) == 0) {
-        used[k] = true;
-        pick.push_back(k);
-        go(prod * mesh.axes[k].size);
-        pick.pop_back();
-        used[k] = false;
-      }
-  };
-  go(1);
-  if (found) return found;
-  // A ring step: the tile one axis's coordinate shifted by k, cyclically
-  // (a chunk passed k steps around a ring of collective-permutes).
-  for (size_t k = 0; k < mesh.axes.size(); ++k) {
-    const int64_t n = mesh.axes[k].size;
-    if (n != count) continue;
-    for (int64_t shift = 1; shift < n; ++shift) {
-      bool all = true;
-      for (int64_t r = 0; r < mesh.num_ranks() && all; ++r)
-        all = tile[static_cast<size_t>(r)] == (mesh.coord_of(r)[k] + shift) % n;
-      if (all)
-        return (ir::DimExpr::sym("$" + mesh.axes[k].name) + ir::DimExpr(shift)) % ir::DimExpr::sym(mesh.axes[k].name);
-    }
-  }
-  return std::nullopt;
 }
 
 // A region placement of `p` (one value per rank) on `s`, if its numbers are
@@ -131,7 +79,7 @@ std::optional<std::vector<ir::Range>> as_region(const ir::Mesh& mesh, const T& s
       region.push_back({ir::DimExpr(int64_t{0}), ir::DimExpr(s.shape[d])});
       continue;
     }
-    auto e = axes_index(mesh, at[d], tiles[d]);
+    auto e = tile_index(mesh, at[d], tiles[d]);
     if (!e) return std::nullopt;
     split = true;
     region.push_back({*e * ir::DimExpr(p[0].shape[d]), ir::DimExpr(p[0].shape[d])});
@@ -162,7 +110,8 @@ std::optional<std::pair<ir::Strings, std::vector<ir::Range>>> as_partial(const i
       for (int64_t m : mesh.group_along(r, axes)) {
         const T& x = p[static_cast<size_t>(m)];
         const T& y = p[static_cast<size_t>(r)];
-        for (size_t e = 0; e < x.data.size() && e < y.data.size() && !differ; ++e) differ = !close(x.data[e], y.data[e]);
+        for (size_t e = 0; e < x.data.size() && e < y.data.size() && !differ; ++e)
+          differ = !close(x.data[e], y.data[e]);
       }
     if (!differ) continue;
     std::vector<T> sums(p.size());
@@ -279,7 +228,8 @@ Hints infer_placements(ir::Case& c, const std::map<std::string, std::string>& sp
   for (const auto& pl : c.plan.placements) {
     auto v = plan_vals.find(pl.value);
     auto sv = spec_vals.find(pl.spec_value);
-    if (pl.kind != ir::PlacementKind::region || v == plan_vals.end() || sv == spec_vals.end()) continue;
+    if (pl.kind != ir::PlacementKind::region || v == plan_vals.end() || sv == spec_vals.end())
+      continue;
     bool all = true;
     for (int64_t r = 0; r < n && all; ++r) {
       const T& x = v->second[static_cast<size_t>(r)];
@@ -340,7 +290,8 @@ Hints infer_placements(ir::Case& c, const std::map<std::string, std::string>& sp
   for (auto op = prog.graph.ops.rbegin(); op != prog.graph.ops.rend(); ++op) {
     bool placed_after = op->results.empty();  // a send: its receiver decides
     for (const auto& r : op->results) placed_after |= good.count(r) > 0 || feeds.count(r) > 0;
-    if (placed_after && !op->results.empty()) feeds.insert(op->operands.begin(), op->operands.end());
+    if (placed_after && !op->results.empty())
+      feeds.insert(op->operands.begin(), op->operands.end());
   }
   good.insert(feeds.begin(), feeds.end());
   for (const auto& op : prog.graph.ops) {
@@ -359,8 +310,8 @@ Hints infer_placements(ir::Case& c, const std::map<std::string, std::string>& sp
     std::string held;
     for (const auto& o : op.operands)
       if (auto w = what.find(o); w != what.end())
-        held += (held.empty() ? "" : "; ") + o + (origin.count(o) ? " (" + origin.at(o) + ")" : "") + " holds " +
-                w->second;
+        held += (held.empty() ? "" : "; ") + o +
+                (origin.count(o) ? " (" + origin.at(o) + ")" : "") + " holds " + w->second;
     if (!held.empty()) out.culprit += " (" + held + ")";
     break;
   }

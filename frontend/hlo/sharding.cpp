@@ -54,7 +54,64 @@ std::vector<int64_t> transposed_iota(const std::vector<int64_t>& shape,
   return out;
 }
 
+// Calls `visit` with every ordered selection of mesh axes (major first) whose
+// sizes multiply to `count`, until it returns true.
+bool for_each_axes_order(const ir::Mesh& mesh, int64_t count,
+                         const std::function<bool(const std::vector<size_t>&)>& visit) {
+  std::vector<size_t> pick;
+  std::vector<bool> used(mesh.axes.size(), false);
+  std::function<bool(int64_t)> go = [&](int64_t prod) {
+    if (prod == count && !pick.empty()) return visit(pick);
+    for (size_t k = 0; k < mesh.axes.size(); ++k)
+      if (!used[k] && mesh.axes[k].size > 1 && count % (prod * mesh.axes[k].size) == 0) {
+        used[k] = true;
+        pick.push_back(k);
+        bool done = go(prod * mesh.axes[k].size);
+        pick.pop_back();
+        used[k] = false;
+        if (done) return true;
+      }
+    return false;
+  };
+  return go(1);
+}
+
 }  // namespace
+
+std::optional<ir::DimExpr> tile_index(const ir::Mesh& mesh, const std::vector<int64_t>& tile,
+                                      int64_t count) {
+  std::optional<ir::DimExpr> found;
+  for_each_axes_order(mesh, count, [&](const std::vector<size_t>& pick) {
+    for (int64_t r = 0; r < mesh.num_ranks(); ++r) {
+      ir::Coord c = mesh.coord_of(r);
+      int64_t li = 0;
+      for (auto k : pick) li = li * mesh.axes[k].size + c[k];
+      if (li != tile[static_cast<size_t>(r)]) return false;
+    }
+    ir::DimExpr e = ir::DimExpr::sym("$" + mesh.axes[pick[0]].name);
+    for (size_t j = 1; j < pick.size(); ++j)
+      e = e * ir::DimExpr(mesh.axes[pick[j]].size) +
+          ir::DimExpr::sym("$" + mesh.axes[pick[j]].name);
+    found = e;
+    return true;
+  });
+  if (found) return found;
+  // A ring step: one axis's coordinate shifted by k, cyclically (a chunk
+  // passed k steps around a ring of collective-permutes).
+  for (size_t k = 0; k < mesh.axes.size(); ++k) {
+    const int64_t n = mesh.axes[k].size;
+    if (n != count) continue;
+    for (int64_t shift = 1; shift < n; ++shift) {
+      bool all = true;
+      for (int64_t r = 0; r < mesh.num_ranks() && all; ++r)
+        all = tile[static_cast<size_t>(r)] == (mesh.coord_of(r)[k] + shift) % n;
+      if (all)
+        return (ir::DimExpr::sym("$" + mesh.axes[k].name) + ir::DimExpr(shift)) %
+               ir::DimExpr::sym(mesh.axes[k].name);
+    }
+  }
+  return std::nullopt;
+}
 
 std::vector<int64_t> iota_devices(const std::string& text, std::vector<int64_t>* shape) {
   // `[2,4]<=[8]` or `[4,2]<=[2,4]T(1,0)`
@@ -256,34 +313,18 @@ std::vector<std::vector<int64_t>> parse_replica_groups(const std::string& text, 
 std::optional<ir::Strings> axes_of_groups(const std::vector<std::vector<int64_t>>& groups,
                                           const ir::Mesh& mesh) {
   std::set<std::vector<int64_t>> want(groups.begin(), groups.end());
-  size_t n = mesh.axes.size();
-  int64_t gsize = groups.empty() ? 0 : static_cast<int64_t>(groups[0].size());
+  const int64_t gsize = groups.empty() ? 0 : static_cast<int64_t>(groups[0].size());
   std::optional<ir::Strings> found;
-  // Every ordered selection of axes whose sizes multiply to the group size.
-  std::vector<size_t> pick;
-  std::vector<bool> used(n, false);
-  std::function<void(int64_t)> go = [&](int64_t size) {
-    if (found) return;
-    if (size == gsize && !pick.empty()) {
-      ir::Strings names;
-      for (auto k : pick) names.push_back(mesh.axes[k].name);
-      std::set<std::vector<int64_t>> have;
-      std::set<ir::Coord> seen;
-      for (int64_t r = 0; r < mesh.num_ranks(); ++r)
-        if (seen.insert(mesh.off_axes(r, names)).second) have.insert(mesh.group_along(r, names));
-      if (have == want) found = names;
-      return;
-    }
-    for (size_t k = 0; k < n; ++k)
-      if (!used[k] && mesh.axes[k].size > 1 && gsize % (size * mesh.axes[k].size) == 0) {
-        used[k] = true;
-        pick.push_back(k);
-        go(size * mesh.axes[k].size);
-        pick.pop_back();
-        used[k] = false;
-      }
-  };
-  go(1);
+  for_each_axes_order(mesh, gsize, [&](const std::vector<size_t>& pick) {
+    ir::Strings names;
+    for (auto k : pick) names.push_back(mesh.axes[k].name);
+    std::set<std::vector<int64_t>> have;
+    std::set<ir::Coord> seen;
+    for (int64_t r = 0; r < mesh.num_ranks(); ++r)
+      if (seen.insert(mesh.off_axes(r, names)).second) have.insert(mesh.group_along(r, names));
+    if (have == want) found = names;
+    return found.has_value();
+  });
   return found;
 }
 
@@ -332,42 +373,11 @@ std::vector<ir::Range> region_of(const Sharding& s, const std::vector<int64_t>& 
       continue;
     }
     split = true;
-    // The mesh axes, major first, whose linear index is the tile index.
-    std::optional<ir::DimExpr> off;
-    std::vector<size_t> pick;
-    std::vector<bool> used(mesh.axes.size(), false);
-    std::function<void(int64_t)> go = [&](int64_t prod) {
-      if (off) return;
-      if (prod == t) {
-        for (int64_t p = 0; p < ranks; ++p) {
-          ir::Coord c = mesh.coord_of(p);
-          int64_t li = 0;
-          for (auto k : pick) li = li * mesh.axes[k].size + c[k];
-          if (li != tile[d][static_cast<size_t>(p)]) return;
-        }
-        ir::DimExpr e(int64_t{0});
-        bool first = true;
-        for (auto k : pick) {
-          auto sym = ir::DimExpr::sym("$" + mesh.axes[k].name);
-          e = first ? sym : e * ir::DimExpr(mesh.axes[k].size) + sym;
-          first = false;
-        }
-        off = e * ir::DimExpr(size);
-        return;
-      }
-      for (size_t k = 0; k < mesh.axes.size(); ++k)
-        if (!used[k] && mesh.axes[k].size > 1 && t % (prod * mesh.axes[k].size) == 0) {
-          used[k] = true;
-          pick.push_back(k);
-          go(prod * mesh.axes[k].size);
-          pick.pop_back();
-          used[k] = false;
-        }
-    };
-    go(1);
+    auto off = tile_index(mesh, tile[d], t);
     if (!off)
       throw std::invalid_argument("dim " + std::to_string(d) + " is split " + std::to_string(t) +
                                   " ways in an order that is no split along the mesh axes");
+    *off = *off * ir::DimExpr(size);
     r.push_back({*off, ir::DimExpr(size)});
   }
   if (!split) r.clear();

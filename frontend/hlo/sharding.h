@@ -44,6 +44,12 @@ std::vector<std::vector<int64_t>> parse_replica_groups(const std::string& text, 
 std::vector<ir::Range> region_of(const Sharding& s, const std::vector<int64_t>& shape,
                                  const ir::Mesh& mesh);
 
+// The tile index of each rank (`tile[rank]`, `count` tiles) as an expression
+// of the mesh coordinates: a linear index over some axes (major first), or
+// one axis's coordinate shifted cyclically; nullopt when it is neither.
+std::optional<ir::DimExpr> tile_index(const ir::Mesh& mesh, const std::vector<int64_t>& tile,
+                                      int64_t count);
+
 // Mesh axes, in group order, whose groups (ir::Mesh::group_along) are exactly
 // `groups`; nullopt when none are.
 std::optional<ir::Strings> axes_of_groups(const std::vector<std::vector<int64_t>>& groups,
