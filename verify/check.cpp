@@ -656,8 +656,10 @@ class Checker {
     // And which of a program's partial placements of that region it is
     // (ir::partial_ordinals): two values placed as partials of one region
     // are two sums.
+    // The box's sizes too: two partial sums over one axis may start at one
+    // offset and cover boxes of different sizes (a [6,6] one and a [6,3] one).
     using PartialKey = std::tuple<std::string, std::vector<std::string>, std::string, std::vector<int64_t>,
-                                  std::vector<int64_t>, uint32_t>;
+                                  std::vector<int64_t>, uint32_t, std::vector<int64_t>>;
     const std::vector<uint32_t> ordinal = ir::partial_ordinals(p);
     std::map<PartialKey, std::vector<size_t>> partial_groups;
     auto key_of = [&](size_t i) {
@@ -666,9 +668,12 @@ class Checker {
       for (const auto& a : pl.axes) c[*p.mesh.axis_index(a)] = -1;
       std::vector<std::string> axes = pl.axes;
       std::sort(axes.begin(), axes.end());
-      std::vector<int64_t> off;
-      for (const auto& d : pl.region) off.push_back(d.offset.eval(*inst[i].b));
-      return PartialKey{pl.spec_value, axes, inst[i].iter, c, off, ordinal[inst[i].placement]};
+      std::vector<int64_t> off, size;
+      for (const auto& d : pl.region) {
+        off.push_back(d.offset.eval(*inst[i].b));
+        size.push_back(d.size.eval(*inst[i].b));
+      }
+      return PartialKey{pl.spec_value, axes, inst[i].iter, c, off, ordinal[inst[i].placement], size};
     };
     for (size_t i = 0; i < inst.size(); ++i) {
       const ir::Placement& pl = p.placements[inst[i].placement];

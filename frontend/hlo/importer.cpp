@@ -1124,6 +1124,46 @@ class Importer {
     return t;
   }
 
+  // Any other collective-permute: every partition gathers every value and
+  // keeps its source's (zeros, appended, where it has none). Exact; the
+  // source must be an affine function of the mesh coordinates.
+  Val gather_pick(const Instr& i, const std::string& x, const Shape& s,
+                  const std::map<int64_t, int64_t>& target) {
+    std::vector<int64_t> source(static_cast<size_t>(ranks_), ranks_);  // ranks_: none
+    for (const auto& [src, dst] : target) source[static_cast<size_t>(dst)] = src;
+    bool missing =
+        std::any_of(source.begin(), source.end(), [&](int64_t v) { return v == ranks_; });
+    ir::Strings axes;
+    for (const auto& a : mesh_.axes)
+      if (a.size > 1) axes.push_back(a.name);
+    Shape one{1}, all{ranks_};
+    one.insert(one.end(), s.begin(), s.end());
+    all.insert(all.end(), s.begin(), s.end());
+    std::string g =
+        emit("allgather", {reshape(x, one)}, {{"axes", axes}, {"dim", ir::DimExpr(0)}}, all);
+    if (missing) {
+      Shape more = all;
+      more[0] += 1;
+      g = emit("concat", {g, fill(0.0, one)}, {{"dim", ir::DimExpr(0)}}, more);
+    }
+    std::vector<std::vector<int64_t>> rows;
+    for (auto v : source) rows.push_back({v});
+    Val src = ints({}, rows);
+    ir::DimExpr off;
+    try {
+      off = affine(src, i);
+    } catch (const Unsupported&) {
+      unsupported(
+          i, missing ? "a permute in which some partitions receive nothing, at sources no affine "
+                       "function of "
+                       "the mesh coordinates gives"
+                     : "a permute whose sources are no affine function of the mesh coordinates");
+    }
+    std::string picked = emit(
+        "slice", {g}, {{"dim", ir::DimExpr(0)}, {"offset", off}, {"size", ir::DimExpr(1)}}, one);
+    return tensor_val(reshape(picked, s), s);
+  }
+
   // collective-permute as a send and a receive: a cyclic shift along one mesh
   // axis (every partition sends once and receives once), others kept.
   Val permute(const Instr& i, const std::string& x, const Shape& s) {
@@ -1151,27 +1191,27 @@ class Importer {
       if (!target.emplace(pr[0], pr[1]).second || !targets.insert(pr[1]).second)
         fail(i, "a partition sends or receives twice");
     }
-    if (static_cast<int64_t>(target.size()) != ranks_)
-      unsupported(i, "a permute in which some partitions send nothing (they would receive zeros)");
     std::optional<size_t> axis;
     int64_t shift = 0;
+    bool cyclic = static_cast<int64_t>(target.size()) == ranks_;
     for (const auto& [src, dst] : target) {
       ir::Coord a = mesh_.coord_of(src), b = mesh_.coord_of(dst);
       for (size_t k = 0; k < a.size(); ++k) {
         if (a[k] == b[k]) continue;
         int64_t n = mesh_.axes[k].size, d = ((b[k] - a[k]) % n + n) % n;
-        if ((axis && *axis != k) || (axis && shift != d))
-          unsupported(i, "a permute that is no cyclic shift along one mesh axis");
+        if ((axis && *axis != k) || (axis && shift != d)) cyclic = false;
         axis = k;
         shift = d;
       }
     }
+    if (cyclic && axis)
+      for (const auto& [src, dst] : target) {
+        ir::Coord a = mesh_.coord_of(src), b = mesh_.coord_of(dst);
+        a[*axis] = (a[*axis] + shift) % mesh_.axes[*axis].size;
+        cyclic &= a == b;
+      }
+    if (!cyclic) return gather_pick(i, x, s, target);
     if (!axis) return tensor_val(emit("identity", {x}, {}, s), s);
-    for (const auto& [src, dst] : target) {
-      ir::Coord a = mesh_.coord_of(src), b = mesh_.coord_of(dst);
-      a[*axis] = (a[*axis] + shift) % mesh_.axes[*axis].size;
-      if (a != b) unsupported(i, "a permute that is no cyclic shift along one mesh axis");
-    }
     const std::string& ax = mesh_.axes[*axis].name;
     const int64_t n = mesh_.axes[*axis].size;
     const ir::DimExpr me = ir::DimExpr::sym("$" + ax);
