@@ -148,7 +148,15 @@ Hints infer_placements(ir::Case& c, const std::map<std::string, std::string>& sp
   std::map<std::string, T> env;
   size_t bytes = 0;
   for (const auto& in : sg.inputs) {
-    auto shape = ir::concrete_shape(sg.types.at(in), sb);
+    std::vector<int64_t> shape;
+    try {
+      shape = ir::concrete_shape(sg.types.at(in), sb);
+    } catch (const std::exception&) {
+      return out;
+    }
+    double elems = 1;
+    for (auto d : shape) elems *= static_cast<double>(d);
+    if (elems * sizeof(double) + static_cast<double>(bytes) > static_cast<double>(opt.max_bytes)) return out;
     T t(shape, 0.0);
     for (auto& x : t.data) x = u(rng);
     bytes += t.data.size() * sizeof(double);

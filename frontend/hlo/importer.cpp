@@ -1,6 +1,7 @@
 #include "frontend/hlo/importer.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 #include <numeric>
@@ -15,9 +16,12 @@ namespace {
 
 using Shape = std::vector<int64_t>;
 
+// Elements of a shape; past 2^62 it saturates (no module holds that many:
+// such a shape is refused where its count is checked).
 int64_t count(const Shape& s) {
   int64_t n = 1;
-  for (auto d : s) n *= d;
+  for (auto d : s)
+    if (__builtin_mul_overflow(n, d, &n) || n > (int64_t{1} << 62)) return int64_t{1} << 62;
   return n;
 }
 
@@ -430,14 +434,16 @@ class Importer {
       o.resize(x.size());
       for (size_t k = 0; k < x.size(); ++k) {
         int64_t p = x[k], q = y[k], v = 0;
+        bool over = false;
         if (op == "add")
-          v = p + q;
+          over = __builtin_add_overflow(p, q, &v);
         else if (op == "subtract")
-          v = p - q;
+          over = __builtin_sub_overflow(p, q, &v);
         else if (op == "multiply")
-          v = p * q;
+          over = __builtin_mul_overflow(p, q, &v);
         else if (op == "divide" || op == "remainder") {
           if (q == 0) unsupported(i, "an integer division by zero");
+          if (p == INT64_MIN && q == -1) unsupported(i, "an integer division past 64 bits");
           v = op == "divide" ? p / q : p % q;
         } else if (op == "maximum")
           v = std::max(p, q);
@@ -464,6 +470,7 @@ class Importer {
             fail(i, "unknown comparison direction '" + dir + "'");
         } else
           unsupported(i, "on integers");
+        if (over) unsupported(i, "integer arithmetic past 64 bits (XLA's integers wrap; parity does not model it)");
         o[k] = v;
       }
     }
@@ -685,7 +692,10 @@ class Importer {
         need(1);
         Val v = in(0);
         for (auto& r : v.per_rank)
-          for (auto& x : r) x = -x;
+          for (auto& x : r) {
+            if (x == INT64_MIN) unsupported(i, "integer arithmetic past 64 bits");
+            x = -x;
+          }
         return v;
       }
       if (op == "copy" || op == "reshape" || op == "bitcast") {
