@@ -311,35 +311,67 @@ class Importer {
   }
   // A per-partition scalar as an expression of the mesh coordinates:
   // c0 + sum c_a * $a, checked on every partition.
+  // A per-partition scalar as an expression of the mesh coordinates: c0 plus
+  // a multiple of each coordinate, or, where XLA treats an axis as several
+  // (a size-4 axis as 2x2 to line one sharding up with another), of each
+  // digit of it in mixed radix (`($a-$a%2)/2`); checked on every partition.
   ir::DimExpr affine(const Val& v, const Instr& at) {
     if (v.k != Val::K::ints || count(v.shape) != 1)
       unsupported(at, "an index operand not known as an integer");
     if (ranks_ == 1) return ir::DimExpr(v.per_rank[0][0]);
-    int64_t c0 = v.per_rank[0][0];
-    std::vector<int64_t> coef(mesh_.axes.size(), 0);
+    struct Digit {
+      size_t axis;
+      int64_t stride, radix;  // digit = (coordinate / stride) % radix
+    };
+    auto fit = [&](const std::vector<Digit>& digits) -> std::optional<ir::DimExpr> {
+      const int64_t c0 = v.per_rank[0][0];
+      std::vector<int64_t> coef;
+      for (const auto& d : digits) {
+        ir::Coord c(mesh_.axes.size(), 0);
+        c[d.axis] = d.stride;
+        coef.push_back(v.per_rank[static_cast<size_t>(mesh_.rank_of(c))][0] - c0);
+      }
+      for (int64_t r = 0; r < ranks_; ++r) {
+        ir::Coord c = mesh_.coord_of(r);
+        int64_t want = c0;
+        for (size_t k = 0; k < digits.size(); ++k)
+          want += coef[k] * ((c[digits[k].axis] / digits[k].stride) % digits[k].radix);
+        if (want != v.per_rank[static_cast<size_t>(r)][0]) return std::nullopt;
+      }
+      ir::DimExpr e(c0);
+      bool any = c0 != 0;
+      for (size_t k = 0; k < digits.size(); ++k) {
+        if (!coef[k]) continue;
+        const Digit& d = digits[k];
+        const int64_t n = mesh_.axes[d.axis].size;
+        ir::DimExpr t = ir::DimExpr::sym("$" + mesh_.axes[d.axis].name);
+        // Floor division as an exact one (dim expressions divide exactly).
+        if (d.stride > 1) t = (t - t % ir::DimExpr(d.stride)) / ir::DimExpr(d.stride);
+        if (d.stride * d.radix < n) t = t % ir::DimExpr(d.radix);
+        if (coef[k] != 1) t = t * ir::DimExpr(coef[k]);
+        e = any ? e + t : t;
+        any = true;
+      }
+      return e;
+    };
+    std::vector<Digit> whole, split;
     for (size_t a = 0; a < mesh_.axes.size(); ++a) {
-      if (mesh_.axes[a].size < 2) continue;
-      ir::Coord c(mesh_.axes.size(), 0);
-      c[a] = 1;
-      coef[a] = v.per_rank[static_cast<size_t>(mesh_.rank_of(c))][0] - c0;
+      const int64_t n = mesh_.axes[a].size;
+      if (n < 2) continue;
+      whole.push_back({a, 1, n});
+      std::vector<int64_t> primes;
+      for (int64_t m = n, f = 2; m > 1; f = f * f > m ? m : f + (m % f != 0))
+        if (m % f == 0) primes.push_back(f), m /= f;
+      int64_t stride = n;
+      for (auto f : primes) {
+        stride /= f;
+        split.push_back({a, stride, f});
+      }
     }
-    for (int64_t r = 0; r < ranks_; ++r) {
-      ir::Coord c = mesh_.coord_of(r);
-      int64_t want = c0;
-      for (size_t a = 0; a < c.size(); ++a) want += coef[a] * c[a];
-      if (want != v.per_rank[static_cast<size_t>(r)][0])
-        unsupported(at, "an offset that is not an affine function of the mesh coordinates");
-    }
-    ir::DimExpr e(c0);
-    bool any = c0 != 0;
-    for (size_t a = 0; a < coef.size(); ++a) {
-      if (!coef[a]) continue;
-      ir::DimExpr t = ir::DimExpr::sym("$" + mesh_.axes[a].name);
-      if (coef[a] != 1) t = t * ir::DimExpr(coef[a]);
-      e = any ? e + t : t;
-      any = true;
-    }
-    return e;
+    if (auto e = fit(whole)) return *e;
+    if (auto e = fit(split)) return *e;
+    unsupported(at,
+                "an offset that is no affine function of the mesh coordinates or of their digits");
   }
 
   const Val& get(const std::map<std::string, Val>& env, const Instr& i, size_t k) const {
@@ -470,7 +502,9 @@ class Importer {
             fail(i, "unknown comparison direction '" + dir + "'");
         } else
           unsupported(i, "on integers");
-        if (over) unsupported(i, "integer arithmetic past 64 bits (XLA's integers wrap; parity does not model it)");
+        if (over)
+          unsupported(
+              i, "integer arithmetic past 64 bits (XLA's integers wrap; parity does not model it)");
         o[k] = v;
       }
     }
