@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -318,25 +319,39 @@ class Importer {
   ir::DimExpr affine(const Val& v, const Instr& at) {
     if (v.k != Val::K::ints || count(v.shape) != 1)
       unsupported(at, "an index operand not known as an integer");
-    if (ranks_ == 1) return ir::DimExpr(v.per_rank[0][0]);
+    std::vector<int64_t> vals;
+    for (const auto& r : v.per_rank) vals.push_back(r[0]);
+    if (auto e = fit_affine(vals, std::vector<bool>(vals.size(), true))) return *e;
+    unsupported(at,
+                "an offset that is no affine function of the mesh coordinates or of their digits");
+  }
+
+  // `vals[rank]` on the ranks `present` marks, as c + sum coef * digit; the
+  // digits are the whole coordinates first, then their mixed-radix digits.
+  // Where every present rank has the same digit, its coefficient is free: 0,
+  // 1 and -1 are tried, and the first formula `accept` takes is kept (a shift
+  // that points the ranks receiving nothing outside their group).
+  std::optional<ir::DimExpr> fit_affine(
+      const std::vector<int64_t>& vals, const std::vector<bool>& present,
+      const std::function<bool(const ir::DimExpr&)>& accept = {}) const {
+    if (ranks_ == 1) return ir::DimExpr(vals[0]);
     struct Digit {
       size_t axis;
       int64_t stride, radix;  // digit = (coordinate / stride) % radix
     };
-    auto fit = [&](const std::vector<Digit>& digits) -> std::optional<ir::DimExpr> {
-      const int64_t c0 = v.per_rank[0][0];
-      std::vector<int64_t> coef;
-      for (const auto& d : digits) {
-        ir::Coord c(mesh_.axes.size(), 0);
-        c[d.axis] = d.stride;
-        coef.push_back(v.per_rank[static_cast<size_t>(mesh_.rank_of(c))][0] - c0);
-      }
+    auto digit = [&](const Digit& d, int64_t rank) {
+      return (mesh_.coord_of(rank)[d.axis] / d.stride) % d.radix;
+    };
+    // c + sum coef * digit, with c from rank r0; checked on the present ranks.
+    auto formula = [&](const std::vector<Digit>& digits, const std::vector<int64_t>& coef,
+                       int64_t r0) -> std::optional<ir::DimExpr> {
+      int64_t c0 = vals[static_cast<size_t>(r0)];
+      for (size_t k = 0; k < digits.size(); ++k) c0 -= coef[k] * digit(digits[k], r0);
       for (int64_t r = 0; r < ranks_; ++r) {
-        ir::Coord c = mesh_.coord_of(r);
+        if (!present[static_cast<size_t>(r)]) continue;
         int64_t want = c0;
-        for (size_t k = 0; k < digits.size(); ++k)
-          want += coef[k] * ((c[digits[k].axis] / digits[k].stride) % digits[k].radix);
-        if (want != v.per_rank[static_cast<size_t>(r)][0]) return std::nullopt;
+        for (size_t k = 0; k < digits.size(); ++k) want += coef[k] * digit(digits[k], r);
+        if (want != vals[static_cast<size_t>(r)]) return std::nullopt;
       }
       ir::DimExpr e(c0);
       bool any = c0 != 0;
@@ -354,6 +369,50 @@ class Importer {
       }
       return e;
     };
+    auto fit = [&](const std::vector<Digit>& digits) -> std::optional<ir::DimExpr> {
+      int64_t r0 = -1;
+      for (int64_t r = 0; r < ranks_ && r0 < 0; ++r)
+        if (present[static_cast<size_t>(r)]) r0 = r;
+      if (r0 < 0) return std::nullopt;
+      std::vector<int64_t> coef(digits.size(), 0);
+      std::vector<size_t> free_digits;
+      for (size_t k = 0; k < digits.size(); ++k) {
+        bool found = false;
+        for (int64_t r = 0; r < ranks_ && !found; ++r) {
+          if (!present[static_cast<size_t>(r)] || digit(digits[k], r) == digit(digits[k], r0))
+            continue;
+          bool only = true;
+          for (size_t j = 0; j < digits.size() && only; ++j)
+            only = j == k || digit(digits[j], r) == digit(digits[j], r0);
+          if (!only) continue;
+          const int64_t dv = vals[static_cast<size_t>(r)] - vals[static_cast<size_t>(r0)];
+          const int64_t dd = digit(digits[k], r) - digit(digits[k], r0);
+          if (dv % dd) return std::nullopt;
+          coef[k] = dv / dd;
+          found = true;
+        }
+        if (found) continue;
+        // No two values tell this digit's coefficient: every present rank
+        // has the same digit there, or the digit never changes alone.
+        for (int64_t r = 0; r < ranks_; ++r)
+          if (present[static_cast<size_t>(r)] && digit(digits[k], r) != digit(digits[k], r0))
+            return std::nullopt;
+        free_digits.push_back(k);
+      }
+      if (free_digits.size() > 4) free_digits.resize(4);
+      int64_t tries = 1;
+      for (size_t j = 0; j < free_digits.size(); ++j) tries *= 3;
+      for (int64_t t = 0; t < tries; ++t) {
+        int64_t code = t;
+        for (size_t f : free_digits) {
+          coef[f] = code % 3 == 0 ? 0 : code % 3 == 1 ? 1 : -1;
+          code /= 3;
+        }
+        auto e = formula(digits, coef, r0);
+        if (e && (!accept || accept(*e))) return e;
+      }
+      return std::nullopt;
+    };
     std::vector<Digit> whole, split;
     for (size_t a = 0; a < mesh_.axes.size(); ++a) {
       const int64_t n = mesh_.axes[a].size;
@@ -368,10 +427,8 @@ class Importer {
         split.push_back({a, stride, f});
       }
     }
-    if (auto e = fit(whole)) return *e;
-    if (auto e = fit(split)) return *e;
-    unsupported(at,
-                "an offset that is no affine function of the mesh coordinates or of their digits");
+    if (auto e = fit(whole)) return e;
+    return fit(split);
   }
 
   const Val& get(const std::map<std::string, Val>& env, const Instr& i, size_t k) const {
@@ -825,6 +882,11 @@ class Importer {
         fail(i, "elementwise operands must have the result's shape");
       return binary_float(b->second, in(0), in(1), i);
     }
+    if (op == "select") {
+      need(3);
+      out_float();
+      return res(select_by_partition(i, in(0), tensor(in(1), i), tensor(in(2), i)));
+    }
     if (op == "exponential-minus-one" || op == "log-plus-one") {
       need(1);
       out_float();
@@ -1048,6 +1110,48 @@ class Importer {
     unsupported(i, "no parity model for this opcode");
   }
 
+  // select(p, a, b) where p is known on every partition (the partitioner
+  // masks padding by partition-id): a*m + b*(1-m), m the partition's row of a
+  // table of 0s and 1s. Exact over the reals; a condition computed from
+  // float data is not modeled.
+  std::string select_by_partition(const Instr& i, const Val& p, const std::string& a,
+                                  const std::string& b) {
+    if (p.k != Val::K::ints) unsupported(i, "a select on a condition computed from float data");
+    const Shape& s = i.shape.dims;
+    const int64_t per = count(p.shape);
+    if (ranks_ * per > kMaxConstElems)
+      unsupported(i, "a select whose condition table has more than " +
+                         std::to_string(kMaxConstElems) + " entries");
+    std::vector<double> table;
+    for (const auto& row : p.per_rank)
+      for (auto x : row) table.push_back(x ? 1.0 : 0.0);
+    Shape tshape{ranks_};
+    tshape.insert(tshape.end(), p.shape.begin(), p.shape.end());
+    Shape one{1};
+    one.insert(one.end(), p.shape.begin(), p.shape.end());
+    std::string t = constant(i, table, tshape);
+    std::vector<int64_t> rank(static_cast<size_t>(ranks_));
+    std::iota(rank.begin(), rank.end(), 0);
+    auto at = fit_affine(rank, std::vector<bool>(rank.size(), true));
+    if (!at)
+      unsupported(i, "a select whose partition index is no expression of the mesh coordinates");
+    std::string m =
+        ranks_ == 1
+            ? t
+            : emit("slice", {t},
+                   {{"dim", ir::DimExpr(0)}, {"offset", *at}, {"size", ir::DimExpr(1)}}, one);
+    m = reshape(m, p.shape);
+    if (p.shape != s) {
+      if (!p.shape.empty())
+        unsupported(i, "a select whose condition is neither a scalar nor of the result's shape");
+      m = broadcast(m, s, {});
+    }
+    std::string keep = emit("mul", {a, m}, {}, s);
+    std::string other =
+        emit("mul", {b, emit("add_scalar", {emit("neg", {m}, {}, s)}, {{"value", 1.0}}, s)}, {}, s);
+    return emit("add", {keep, other}, {}, s);
+  }
+
   std::vector<int64_t> slice_starts(const Instr& i, const Shape& xs) {
     const std::string* sl = i.attr("slice");
     if (!sl) fail(i, "slice without slice=");
@@ -1173,38 +1277,89 @@ class Importer {
   // source must be an affine function of the mesh coordinates.
   Val gather_pick(const Instr& i, const std::string& x, const Shape& s,
                   const std::map<int64_t, int64_t>& target) {
-    std::vector<int64_t> source(static_cast<size_t>(ranks_), ranks_);  // ranks_: none
+    std::vector<int64_t> source(static_cast<size_t>(ranks_), -1);  // -1: receives nothing
     for (const auto& [src, dst] : target) source[static_cast<size_t>(dst)] = src;
-    bool missing =
-        std::any_of(source.begin(), source.end(), [&](int64_t v) { return v == ranks_; });
+    // The axes values move along; each value is gathered along them only.
     ir::Strings axes;
-    for (const auto& a : mesh_.axes)
-      if (a.size > 1) axes.push_back(a.name);
-    Shape one{1}, all{ranks_};
+    std::vector<size_t> moving;
+    for (size_t a = 0; a < mesh_.axes.size(); ++a) {
+      bool moves = false;
+      for (const auto& [src, dst] : target)
+        moves |= mesh_.coord_of(src)[a] != mesh_.coord_of(dst)[a];
+      if (moves) {
+        axes.push_back(mesh_.axes[a].name);
+        moving.push_back(a);
+      }
+    }
+    int64_t group = 1;
+    for (auto a : moving) group *= mesh_.axes[a].size;
+    // Each source's position in its receiver's group (the linear index over
+    // the moving axes), on the ranks that receive.
+    std::vector<int64_t> pos(static_cast<size_t>(ranks_), 0);
+    std::vector<bool> present(static_cast<size_t>(ranks_), false);
+    for (int64_t r = 0; r < ranks_; ++r) {
+      const int64_t src = source[static_cast<size_t>(r)];
+      if (src < 0) continue;
+      ir::Coord a = mesh_.coord_of(src), b = mesh_.coord_of(r);
+      int64_t li = 0;
+      for (size_t k = 0; k < a.size(); ++k) {
+        bool is_moving = std::find(moving.begin(), moving.end(), k) != moving.end();
+        if (!is_moving && a[k] != b[k])
+          unsupported(i, "a permute that moves values along axes it does not name");
+        if (is_moving) li = li * mesh_.axes[k].size + a[k];
+      }
+      pos[static_cast<size_t>(r)] = li;
+      present[static_cast<size_t>(r)] = true;
+    }
+    // A rank that receives nothing gets zeros: the formula must point it
+    // outside the group, where zero blocks are appended on either side.
+    auto outside = [&](const ir::DimExpr& e) {
+      for (int64_t r = 0; r < ranks_; ++r) {
+        if (present[static_cast<size_t>(r)]) continue;
+        ir::Bindings b;
+        for (size_t k = 0; k < mesh_.axes.size(); ++k)
+          b["$" + mesh_.axes[k].name] = mesh_.coord_of(r)[k];
+        int64_t at = 0;
+        if (!e.try_eval(b, at) || (at >= 0 && at < group)) return false;
+      }
+      return true;
+    };
+    auto off = fit_affine(pos, present, outside);
+    if (!off)
+      unsupported(
+          i,
+          "a permute whose sources are no affine function of the mesh coordinates that points the "
+          "partitions receiving nothing outside their group");
+    int64_t below = 0, above = 0;
+    for (int64_t r = 0; r < ranks_; ++r) {
+      if (present[static_cast<size_t>(r)]) continue;
+      ir::Bindings b;
+      for (size_t k = 0; k < mesh_.axes.size(); ++k)
+        b["$" + mesh_.axes[k].name] = mesh_.coord_of(r)[k];
+      const int64_t at = off->eval(b);
+      below = std::max(below, -at);
+      above = std::max(above, at - group + 1);
+    }
+    Shape one{1}, all{group};
     one.insert(one.end(), s.begin(), s.end());
     all.insert(all.end(), s.begin(), s.end());
     std::string g =
         emit("allgather", {reshape(x, one)}, {{"axes", axes}, {"dim", ir::DimExpr(0)}}, all);
-    if (missing) {
+    if (below || above) {
+      std::vector<std::string> parts;
+      Shape zb = one, za = one;
+      zb[0] = below;
+      za[0] = above;
+      if (below) parts.push_back(fill(0.0, zb));
+      parts.push_back(g);
+      if (above) parts.push_back(fill(0.0, za));
       Shape more = all;
-      more[0] += 1;
-      g = emit("concat", {g, fill(0.0, one)}, {{"dim", ir::DimExpr(0)}}, more);
+      more[0] += below + above;
+      g = emit("concat", parts, {{"dim", ir::DimExpr(0)}}, more);
     }
-    std::vector<std::vector<int64_t>> rows;
-    for (auto v : source) rows.push_back({v});
-    Val src = ints({}, rows);
-    ir::DimExpr off;
-    try {
-      off = affine(src, i);
-    } catch (const Unsupported&) {
-      unsupported(
-          i, missing ? "a permute in which some partitions receive nothing, at sources no affine "
-                       "function of "
-                       "the mesh coordinates gives"
-                     : "a permute whose sources are no affine function of the mesh coordinates");
-    }
+    ir::DimExpr at = below ? *off + ir::DimExpr(below) : *off;
     std::string picked = emit(
-        "slice", {g}, {{"dim", ir::DimExpr(0)}, {"offset", off}, {"size", ir::DimExpr(1)}}, one);
+        "slice", {g}, {{"dim", ir::DimExpr(0)}, {"offset", at}, {"size", ir::DimExpr(1)}}, one);
     return tensor_val(reshape(picked, s), s);
   }
 
