@@ -85,6 +85,9 @@ struct OpDef {
   bool collective = false;  // communicates; needs a plan program
   bool p2p = false;
   int regions = 0;
+  // Element i of the result depends on element i of each operand only (after
+  // broadcast): a box of the result is computed from the same box of each.
+  bool elementwise = false;
 };
 
 class OpRegistry {

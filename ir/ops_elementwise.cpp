@@ -13,29 +13,33 @@ std::vector<TensorType> binary_rule(const ShapeCtx& c) {
 }  // namespace
 
 void register_elementwise_ops(OpRegistry& r) {
+  auto add = [&r](OpDef d) {
+    d.elementwise = true;
+    r.add(std::move(d));
+  };
   struct B { const char* name; const char* doc; };
   for (B b : {B{"add", "a + b"}, B{"sub", "a - b"}, B{"mul", "a * b"}, B{"div", "a / b (b nonzero)"},
               B{"maximum", "max(a, b)"}, B{"minimum", "min(a, b)"}})
-    r.add(OpDef{b.name, 2, 2, {}, binary_rule, b.doc});
+    add(OpDef{b.name, 2, 2, {}, binary_rule, b.doc});
 
   for (B u : {B{"neg", "-x"}, B{"exp", "e^x"}, B{"log", "ln x"}, B{"sqrt", "sqrt x"}, B{"rsqrt", "1/sqrt x"},
               B{"tanh", "tanh x"}, B{"sigmoid", "1/(1+e^-x)"}, B{"silu", "x*sigmoid(x)"},
               B{"gelu", "x*Phi(x) (tanh approximation)"}, B{"relu", "max(x, 0)"}, B{"reciprocal", "1/x"},
               B{"square", "x*x"}, B{"identity", "x"}})
-    r.add(OpDef{u.name, 1, 1, {}, same_as_first, u.doc});
+    add(OpDef{u.name, 1, 1, {}, same_as_first, u.doc});
 
-  r.add(OpDef{"scale", 1, 1, {{"factor", AttrKind::Float, true, true}}, same_as_first, "factor * x (a literal constant)"});
-  r.add(OpDef{"add_scalar", 1, 1, {{"value", AttrKind::Float, true, true}}, same_as_first, "x + value"});
-  r.add(OpDef{"pow", 1, 1, {{"exponent", AttrKind::Float, true}}, same_as_first, "x^exponent"});
-  r.add(OpDef{"silu_grad", 2, 2, {}, binary_rule, "dy * d/dx silu(x), operands (x, dy)"});
-  r.add(OpDef{"gelu_grad", 2, 2, {}, binary_rule, "dy * d/dx gelu(x), operands (x, dy)"});
-  r.add(OpDef{"where", 3, 3, {},
+  add(OpDef{"scale", 1, 1, {{"factor", AttrKind::Float, true, true}}, same_as_first, "factor * x (a literal constant)"});
+  add(OpDef{"add_scalar", 1, 1, {{"value", AttrKind::Float, true, true}}, same_as_first, "x + value"});
+  add(OpDef{"pow", 1, 1, {{"exponent", AttrKind::Float, true}}, same_as_first, "x^exponent"});
+  add(OpDef{"silu_grad", 2, 2, {}, binary_rule, "dy * d/dx silu(x), operands (x, dy)"});
+  add(OpDef{"gelu_grad", 2, 2, {}, binary_rule, "dy * d/dx gelu(x), operands (x, dy)"});
+  add(OpDef{"where", 3, 3, {},
               [](const ShapeCtx& c) {
                 auto s = broadcast_shapes(c, c.in[0].shape, c.in[1].shape);
                 return std::vector<TensorType>{TensorType{c.in[1].dtype, broadcast_shapes(c, s, c.in[2].shape)}};
               },
               "cond ? a : b"});
-  r.add(OpDef{"cast", 1, 1, {{"dtype", AttrKind::String, true}},
+  add(OpDef{"cast", 1, 1, {{"dtype", AttrKind::String, true}},
               [](const ShapeCtx& c) {
                 auto t = parse_dtype(c.s("dtype"));
                 if (!t) c.fail("unknown dtype '" + c.s("dtype") + "' (f32, bf16, f64, i64, i1)");

@@ -287,9 +287,18 @@ void add_explain(CLI::App& app, Action& run) {
       "explain", "verify a case and explain the verdict: an HTML report or an interactive prompt");
   static std::vector<std::string> files;
   static verify::VerifyOptions opt;
-  static std::string html_out;
+  static std::string html_out, from, json_out;
   static bool tui = false;
-  cmd->add_option("files", files, "CASE, or SPEC PLAN")->required();
+  cmd->add_option("files", files,
+                  "CASE, or SPEC PLAN (with --from: the files the result was made from; by default those it names)");
+  cmd->add_option("--from", from,
+                  "present a result saved by `parity verify --json FILE` instead of verifying again (refused when "
+                  "the files changed since)");
+  cmd->add_option("--json", json_out, "write the verdict as JSON to this file (- for stdout), as verify does");
+  cmd->add_option("--time-limit", opt.time_limit_s,
+                  "seconds for deciding obligations, as for verify (past it the verdict is UNKNOWN)")
+      ->check(kPositiveTime);
+  cmd->add_option("--cache", opt.cache_dir, "directory of proved stages, as for verify");
   cmd->add_option("-o,--output", html_out, "write a self-contained HTML report to this file");
   cmd->add_flag("--tui", tui,
                 "explore the verdict with commands read from stdin (summary, cex, placements, show "
@@ -304,10 +313,36 @@ void add_explain(CLI::App& app, Action& run) {
       ->check(kNonNegative);
   cmd->callback([&run] {
     run = [] {
-      std::string label = files_label(files);
       ir::Case c;
-      verify::Verdict v = load_and_verify(files, opt, c);
+      verify::Verdict v;
+      if (!from.empty()) {
+        std::vector<std::string> saved;
+        std::string digest;
+        v = verdict_from_json(from, &saved, &digest);
+        if (files.empty()) files = saved;
+        if (files.empty())
+          throw CLI::ValidationError("--from", from + " names no input files (a result of an older parity): give CASE");
+        if (!digest.empty() && inputs_digest(files) != digest)
+          throw std::runtime_error(files_label(files) + " changed since " + from +
+                                   " was saved: verify again (or give the files it was made from)");
+        c = load_case(files);  // for the listings; the verdict is the saved one
+      } else {
+        if (files.empty()) throw CLI::ValidationError("files", "CASE (or SPEC PLAN) is required without --from");
+        limit_memory();
+        if (!opt.cache_dir.empty()) require_writable_dir(opt.cache_dir, "--cache");
+        v = load_and_verify(files, opt, c);
+      }
+      std::string label = files_label(files);
       ReportInput in{files, label, &c};
+      if (!json_out.empty()) {
+        const std::string text = verdict_json(v, label, files).dump(2) + "\n";
+        if (json_out == "-") {
+          fmt::print("{}", text);
+        } else {
+          std::ofstream f(json_out, std::ios::binary);
+          if (!f || !(f << text) || !f.flush()) throw std::runtime_error("cannot write " + json_out);
+        }
+      }
       if (!html_out.empty()) {
         std::string html;
         {
@@ -321,7 +356,7 @@ void add_explain(CLI::App& app, Action& run) {
       }
       if (tui) {
         Repl(v, in).run(std::cin, std::cout);
-      } else if (html_out.empty()) {
+      } else if (html_out.empty() && json_out != "-") {
         fmt::print(v.kind == verify::VerdictKind::invalid ? stderr : stdout, "{}",
                    verdict_text(v, label, c));
         fmt::print(stderr, "(write an HTML report with -o FILE, or explore with --tui)\n");

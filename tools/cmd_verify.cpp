@@ -151,7 +151,7 @@ void add_verify(CLI::App& app, Action& run) {
         ReportInput in{files, label, &rc};
         // At most one report replaces the text on stdout; the others go to their files.
         std::vector<std::pair<std::string, std::string>> outs;
-        if (!json_out.empty()) outs.emplace_back(json_out, verdict_json(v, label).dump(2) + "\n");
+        if (!json_out.empty()) outs.emplace_back(json_out, verdict_json(v, label, files).dump(2) + "\n");
         if (!junit_out.empty()) outs.emplace_back(junit_out, verdict_junit(v, in));
         if (!sarif_out.empty()) outs.emplace_back(sarif_out, verdict_sarif(v, in).dump(2) + "\n");
         bool to_stdout = false;

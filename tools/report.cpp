@@ -72,6 +72,8 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
     const auto& x = *v.cex;
     s += fmt::format("  first divergence (in program order) at {}.{}{} on rank {}{}, defined by `{}`\n", x.program, x.value, idx(x.plan_index),
                      x.rank, x.iter.empty() ? "" : " (" + x.iter + ")", x.op);
+    for (const auto& l : split_lines(culprit_text(x)))
+      if (!l.empty()) s += "  " + l + "\n";
     s += fmt::format("  spec element {}{}\n", x.spec_value, idx(x.spec_index));
     auto cut = [](const std::string& e) { return e.size() > 160 ? e.substr(0, 160) + " ..." : e; };
     s += fmt::format("  spec = {}\n  plan = {}\n", cut(x.spec_expr), cut(x.plan_expr));
@@ -89,11 +91,32 @@ std::string verdict_text(const verify::Verdict& v, const std::string& label, con
   return s;
 }
 
-nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) {
+nlohmann::json culprit_json(const verify::Counterexample& x) {
+  if (!x.culprit || x.culprit->step >= x.lineage.size()) return nullptr;
+  const verify::Culprit& c = *x.culprit;
+  const verify::LineageStep& st = x.lineage[c.step];
+  return {{"op", c.op},
+          {"program", st.program},
+          {"value", st.value},
+          {"rank", st.given_rank >= 0 ? st.given_rank : st.rank},
+          {"coords", st.coords},
+          {"rank_text", st.rank_str},
+          {"iteration", st.iter},
+          {"lineage_step", c.step},
+          {"why", c.why},
+          {"place", c.place}};
+}
+
+nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label,
+                            const std::vector<std::string>& files) {
   nlohmann::json j;
   j["schema"] = "parity-verdict";
   j["version"] = kReportSchemaVersion;
   j["input"] = label;
+  if (!files.empty()) {
+    j["files"] = files;
+    if (std::string d = inputs_digest(files); !d.empty()) j["digest"] = d;
+  }
   j["verdict"] = verify::verdict_name(v.kind);
   j["exit_code"] = verify::verdict_exit_code(v.kind);
   j["seconds"] = v.seconds;
@@ -152,6 +175,7 @@ nlohmann::json verdict_json(const verify::Verdict& v, const std::string& label) 
                      {"rank_text", st.rank_str},
                      {"iteration", st.iter}, {"op", st.op}, {"placed_on", st.placed}, {"reads", st.from}});
     j["counterexample"]["lineage"] = lin;
+    if (nlohmann::json cj = culprit_json(x); !cj.is_null()) j["counterexample"]["culprit"] = cj;
   }
   return j;
 }

@@ -52,6 +52,9 @@ SourcePos spec_value_pos(const ReportInput& in, const std::string& value);
 std::string index_str(const std::vector<int64_t>& i);
 // The counterexample as indented text lines (untruncated expressions).
 std::string cex_text(const verify::Counterexample& x);
+// The operation where the numbers part and why (verify/culprit.h), one or two
+// lines; "" when none was found.
+std::string culprit_text(const verify::Counterexample& x);
 // The counterexample's lineage, one line per step (at most `max_steps`); "" when none.
 std::string lineage_text(const verify::Counterexample& x, size_t max_steps);
 // XML/HTML text and attribute escaping; drops characters XML 1.0 does not allow.

@@ -345,6 +345,16 @@ struct Page {
         "<tr><th>defined by</th><td id=\"diverging-op\" class=\"mono\"><a "
         "href=\"#{}\">{}</a></td></tr>\n",
         pid, esc(x.op));
+    if (x.culprit && x.culprit->step < x.lineage.size()) {
+      const verify::LineageStep& st = x.lineage[x.culprit->step];
+      out += fmt::format(
+          "<tr><th>cause</th><td id=\"culprit\"><span class=\"mono\"><a href=\"#{}\">{}</a></span> on rank {}{}: "
+          "{}{}</td></tr>\n",
+          plan_id(st.program, st.value), esc(x.culprit->op), esc(st.rank_str),
+          st.iter.empty() ? "" : " (" + esc(st.iter) + ")", esc(x.culprit->why),
+          x.culprit->place.empty() ? "" : esc("; to tell it from the operations before it, place " +
+                                              fmt::format("{}", fmt::join(x.culprit->place, ", "))));
+    }
     out += fmt::format(
         "<tr><th>spec element</th><td id=\"spec-element\" class=\"mono\"><a "
         "href=\"#{}\">{}</a>{}</td></tr>\n",

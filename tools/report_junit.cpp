@@ -1,6 +1,7 @@
 // JUnit XML: one testsuite per input, one testcase for validation and one per
 // placement; and the helpers every report format shares.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cctype>
 #include <ctime>
@@ -121,11 +122,23 @@ std::string cex_text(const verify::Counterexample& x) {
   std::string s = fmt::format(
       "first divergence (in program order) at {}.{}{} on rank {}{}, defined by `{}`\n", x.program,
       x.value, index_str(x.plan_index), x.rank, x.iter.empty() ? "" : " (" + x.iter + ")", x.op);
+  s += culprit_text(x);
   s += fmt::format("spec element {}{}\n", x.spec_value, index_str(x.spec_index));
   s +=
       fmt::format("spec = {}\nplan = {}\ndifference: {}\n", x.spec_expr, x.plan_expr, x.difference);
   s += fmt::format("witness ({}): spec {:.9g}, plan {:.9g}\n", x.found_by, x.spec_num, x.plan_num);
   for (const auto& [n, val] : x.inputs) s += fmt::format("  {} = {:.6g}\n", n, val);
+  return s;
+}
+
+std::string culprit_text(const verify::Counterexample& x) {
+  if (!x.culprit || x.culprit->step >= x.lineage.size()) return "";
+  const verify::Culprit& c = *x.culprit;
+  const verify::LineageStep& st = x.lineage[c.step];
+  std::string s = fmt::format("cause: `{}` on rank {}{}: {}\n", c.op, st.rank_str,
+                              st.iter.empty() ? "" : " (" + st.iter + ")", c.why);
+  if (!c.place.empty())
+    s += fmt::format("to tell it from the operations before it, place {}\n", fmt::join(c.place, ", "));
   return s;
 }
 
@@ -242,6 +255,7 @@ std::string verdict_junit(const verify::Verdict& v, const ReportInput& in) {
       t.message = fmt::format("{} of {} obligations fail", p.failed, p.obligations);
       if (p.unknown) t.message += fmt::format(", {} unknown", p.unknown);
       t.body = p.label == first ? cex_text(*v.cex) : "the first divergence is in " + first + "\n";
+      if (p.label == first && v.cex->culprit) t.message += "; cause: `" + v.cex->culprit->op + "`";
       if (grouped && others)
         t.body += fmt::format(
             "\n{} other placed values also differ; most follow from this one (fix it and verify again):\n{}", others,

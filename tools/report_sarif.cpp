@@ -4,6 +4,7 @@
 
 #include <cctype>
 
+#include "tools/report.h"
 #include "tools/report_formats.h"
 
 namespace parity::cli {
@@ -80,7 +81,7 @@ json cex_json(const verify::Counterexample& x) {
           {"spec_expr", x.spec_expr},   {"plan_expr", x.plan_expr},
           {"difference", x.difference}, {"spec_num", x.spec_num},
           {"plan_num", x.plan_num},     {"inputs", in},
-          {"found_by", x.found_by}};
+          {"found_by", x.found_by},     {"culprit", culprit_json(x)}};
 }
 
 }  // namespace
@@ -166,6 +167,15 @@ json verdict_sarif(const verify::Verdict& v, const ReportInput& in) {
       const auto& x = *v.cex;
       shown = true;
       if (int line = label_line(x.op)) at.line = line;
+      // The finding sits where the numbers part, when that was found.
+      if (x.culprit && x.culprit->step < x.lineage.size()) {
+        const verify::LineageStep& st = x.lineage[x.culprit->step];
+        SourcePos cp = plan_value_pos(in, st.program, st.value);
+        if (int line = label_line(x.culprit->op)) cp.line = line;
+        if (cp.line) at = cp;
+        text += ". Cause: `" + x.culprit->op + "` on rank " + st.rank_str + (st.iter.empty() ? "" : " (" + st.iter + ")") +
+                ": " + x.culprit->why;
+      }
       text += fmt::format(
           ". First divergence (in program order) at {}.{}{} on rank {}{}, defined by `{}`: spec "
           "{}{} = {:.9g}, plan "

@@ -30,6 +30,7 @@
 #include "verify/smt.h"
 #include "verify/term.h"
 #include "ir/id_ranges.h"
+#include "verify/culprit.h"
 #include "verify/inputs.h"
 #include "verify/staged.h"
 #include "verify/term_estimate.h"
@@ -1286,14 +1287,17 @@ constexpr size_t kMaxReadings = 16;
 
 // The lineage is an aid for reading the counterexample; failing to build it
 // never changes the verdict.
-void add_lineage(Counterexample& x, const ir::Case& c, const reduce::StageGraph* g,
+void add_lineage(Counterexample& x, const ir::Case& c, const reduce::StageGraph* g, uint64_t seed,
                  const std::function<std::string(int64_t)>& rank_name) {
   try {
     std::unique_ptr<reduce::StageGraph> own;
     if (!g) g = (own = std::make_unique<reduce::StageGraph>(c)).get();
-    x.lineage = lineage(*g, x.rank_id, x.value, x.iter, 40, rank_name);
+    std::vector<int32_t> nodes;
+    x.lineage = lineage(*g, x.rank_id, x.value, x.iter, 40, rank_name, &nodes);
+    x.culprit = find_culprit(*g, x.lineage, nodes, seed, rank_name);
   } catch (const std::exception&) {
     x.lineage.clear();
+    x.culprit.reset();
   }
 }
 }  // namespace
@@ -1337,7 +1341,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
       v.verified_ranks = c.plan.mesh.num_ranks();
       // Unreduced: the lineage graph of a very large mesh is not worth building.
       if (v.cex && v.cex->rank_id >= 0 && v.verified_ranks <= 1024)
-        add_lineage(*v.cex, c, nullptr, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
+        add_lineage(*v.cex, c, nullptr, opt.seed, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
       return v;
     }
     auto t0 = std::chrono::steady_clock::now();
@@ -1403,7 +1407,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
         nv.verified_ranks = c.plan.mesh.num_ranks();
         nv.kept = v.kept;
         if (nv.cex->rank_id >= 0)
-          add_lineage(*nv.cex, c, nullptr, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
+          add_lineage(*nv.cex, c, nullptr, opt.seed, [&](int64_t rk) { return c.plan.mesh.rank_str(rk); });
         nv.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
         return nv;
       };
@@ -2085,7 +2089,7 @@ Verdict verify_case(const ir::Case& c, const std::string& file, const VerifyOpti
     bool mesh_changed = false;
     for (const auto& m : used->axes) mesh_changed |= m.from != m.to;
     if (v.cex && v.cex->rank_id >= 0)
-      add_lineage(*v.cex, *checked, graph, [&](int64_t rk) {
+      add_lineage(*v.cex, *checked, graph, opt.seed, [&](int64_t rk) {
         return mesh_changed ? used->original_rank_str(c.plan.mesh, rk) : checked->plan.mesh.rank_str(rk);
       });
     if (v.cex && v.cex->rank_id >= 0) {

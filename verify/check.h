@@ -79,6 +79,7 @@ struct Counterexample {
   std::vector<std::pair<std::string, double>> inputs;  // the inputs the element depends on
   std::string found_by;                                // "concrete screening" or "z3 model"
   std::vector<LineageStep> lineage;  // what the diverging value is computed from (verify/lineage.h)
+  std::optional<Culprit> culprit;    // the operation where the numbers part (verify/culprit.h)
 };
 
 struct PlacementStats {
