@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(
   cmake ninja-build g++ make pkg-config ccache patch
-  libz3-dev libcvc5-dev
+  libz3-dev libcvc5-dev libgmp-dev
   protobuf-compiler libprotobuf-dev
   llvm-22-dev libmlir-22-dev mlir-22-tools
   libgtest-dev libgmock-dev

@@ -506,8 +506,8 @@ class Checker {
     try {
       sym_spec = ir::run_graph(td, spec.graph, st.dims, sym_in);
       sym_inst = run_plan<TermId>(st, td, sym_in);
-    } catch (const Overflow& e) {
-      return without_terms(std::string(e.what()) + " (exact coefficients past 64 bits)");
+    } catch (const NotSmall& e) {
+      return without_terms(e.what());
     } catch (const NonFinite& e) {
       return without_terms(std::string(e.what()) + " in the spec or the plan");
     } catch (const ir::EvalError& e) {
@@ -1177,7 +1177,7 @@ class Checker {
           return 0;
         }
       } catch (const BudgetExceeded&) {
-      } catch (const Overflow&) {
+      } catch (const NotSmall&) {
       }
     }
     if (o.spec_t == o.plan_t) {

@@ -68,7 +68,7 @@ class Cvc5Backend : public SmtBackend {
     std::map<std::string, cvc5::Term> funs;
     std::vector<cvc5::Term> side;
 
-    cvc5::Term rat(const Rational& r) { return s.mkReal(r.num(), r.den()); }
+    cvc5::Term rat(const Rational& r) { return r.is_small() ? s.mkReal(r.num(), r.den()) : s.mkReal(r.str()); }
 
     cvc5::Term fn(const std::string& name, const std::vector<cvc5::Term>& args) {
       auto it = funs.find(name);
@@ -99,7 +99,7 @@ class Cvc5Backend : public SmtBackend {
     cvc5::Term integer(TermId id) {
       const Node& n = t.node(id);
       if (n.kind == TK::IntVar) return var(n);
-      if (n.kind == TK::Const) return s.mkInteger(n.nums[0].num() / n.nums[0].den());
+      if (n.kind == TK::Const) return s.mkInteger(n.nums[0].trunc().str());
       return s.mkTerm(Kind::TO_INTEGER, {real(id)});
     }
 

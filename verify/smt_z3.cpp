@@ -137,7 +137,7 @@ class Z3Backend : public SmtBackend {
     z3::expr integer(TermId id) {
       const Node& n = t.node(id);
       if (n.kind == TK::IntVar) return var(n);
-      if (n.kind == TK::Const) return ctx.int_val(static_cast<int64_t>(n.nums[0].num() / n.nums[0].den()));
+      if (n.kind == TK::Const) return ctx.int_val(n.nums[0].trunc().str().c_str());
       z3::expr r = real(id);
       return z3::expr(ctx, Z3_mk_real2int(ctx, r));
     }

@@ -494,7 +494,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
           why = std::string("stages do not apply: ") + e.what();
         } catch (const ir::InvalidInput& e) {
           why = std::string("stages do not apply: ") + e.what();
-        } catch (const Overflow& e) {
+        } catch (const NotSmall& e) {
           why = e.what();
         } catch (const std::out_of_range& e) {
           why = std::string("stages do not apply: ") + e.what();
@@ -580,7 +580,7 @@ StagedResult prove_by_stages(const ir::Case& c, const StageOptions& opt) {
     r.reason = std::string("stages do not apply: ") + e.what();
   } catch (const ir::InvalidInput& e) {
     r.reason = std::string("stages do not apply: ") + e.what();
-  } catch (const Overflow& e) {
+  } catch (const NotSmall& e) {
     r.reason = e.what();
   } catch (const std::out_of_range& e) {
     r.reason = std::string("stages do not apply: ") + e.what();

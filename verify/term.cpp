@@ -27,14 +27,14 @@ uint64_t node_hash(const Node& n) {
   uint64_t h = mix(static_cast<uint64_t>(n.kind), static_cast<uint64_t>(static_cast<uint32_t>(n.aux)));
   for (TermId a : n.args) h = mix(h, a);
   h = mix(h, n.args.size());
-  for (const auto& r : n.nums) h = mix(mix(h, static_cast<uint64_t>(r.num())), static_cast<uint64_t>(r.den()));
+  for (const auto& r : n.nums) h = mix(mix(h, r.key_hi()), r.key_lo());
   return h;
 }
 
 bool same_node(const Node& a, const Node& b) {
   if (a.kind != b.kind || a.aux != b.aux || a.args != b.args || a.nums.size() != b.nums.size()) return false;
   for (size_t i = 0; i < a.nums.size(); ++i)
-    if (a.nums[i].num() != b.nums[i].num() || a.nums[i].den() != b.nums[i].den()) return false;
+    if (!(a.nums[i] == b.nums[i])) return false;
   return true;
 }
 
@@ -441,7 +441,7 @@ bool TermTable::nonneg(TermId t, int depth) const {
     case TK::Prod:
       for (size_t k = 0; k < n.args.size(); ++k) {
         const Rational& e = n.nums[k];
-        const bool even = e.is_int() && e.num() % 2 == 0;
+        const bool even = e.is_int() && e.is_small() && e.num() % 2 == 0;
         if (!even && !nonneg(n.args[k], depth + 1)) return false;
       }
       return true;
@@ -547,7 +547,7 @@ bool TermTable::integral(TermId t, int depth) const {
     case TK::App: return static_cast<ir::Fn>(n.aux) == ir::Fn::trunc;
     case TK::Prod:
       for (size_t k = 0; k < n.args.size(); ++k)
-        if (!n.nums[k].is_int() || n.nums[k].num() < 0 || !integral(n.args[k], depth + 1)) return false;
+        if (!n.nums[k].is_int() || n.nums[k].sign() < 0 || !integral(n.args[k], depth + 1)) return false;
       return true;
     case TK::Sum: {
       Lin l = lin(t);
@@ -564,7 +564,7 @@ TermId TermTable::apply(ir::Fn f, TermId a) {
   Rational v;
   // A cast to an integer type keeps an integer and truncates anything else.
   if (f == ir::Fn::trunc) {
-    if (is_const(a, &v)) return constant(Rational(v.num() / v.den()));
+    if (is_const(a, &v)) return constant(v.trunc());
     if (integral(a)) return a;
   }
   // rsqrt(x) is 1/sqrt(x): one term for both ways of writing a norm.
@@ -576,7 +576,7 @@ TermId TermTable::apply(ir::Fn f, TermId a) {
     if (const std::optional<Rational> q = square_content(a)) return scale(apply(f, scale(a, (*q * *q).inverse())), *q);
   // sqrt(1/4) = 1/2: the square root of a rational square (a bias correction
   // or 1/sqrt(H) written as a literal beside the spec's sqrt of a constant).
-  if (f == ir::Fn::sqrt && is_const(a, &v) && v.num() > 0)
+  if (f == ir::Fn::sqrt && is_const(a, &v) && v.is_small() && v.sign() > 0)
     if (const auto n = int_sqrt(v.num()), d = int_sqrt(v.den()); n && d) return constant(Rational(*n, *d));
   if (f == ir::Fn::log) {  // log(exp(x)) = x
     const Node& n = nodes_[a];
@@ -641,6 +641,8 @@ std::optional<Rational> TermTable::square_content(TermId s) const {
   if (!n.nums.back().is_zero()) {
     const Rational& c = n.nums.back();
     if (n.nums.size() < 2) return std::nullopt;
+    for (const Rational& r : n.nums)
+      if (!r.is_small()) return std::nullopt;
     const int64_t q = square_part(c.num() < 0 ? -c.num() : c.num());
     if (q == 1 || q > (1 << 20)) return std::nullopt;
     for (const Rational& r : n.nums)
@@ -651,6 +653,7 @@ std::optional<Rational> TermTable::square_content(TermId s) const {
   __int128 num = 0, den = 1;
   for (const Rational& r : n.nums) {
     if (r.is_zero()) continue;
+    if (!r.is_small()) return std::nullopt;
     num = gcd128(num, r.num());
     const __int128 g = gcd128(den, r.den());
     den = den / g * r.den();
@@ -705,16 +708,16 @@ TermId TermTable::min(TermId a, TermId b) { return nary(TK::Min, a, b); }
 
 TermId TermTable::ind(TermId id, int64_t k) {
   Rational v;
-  if (is_const(id, &v)) return (v.is_int() && v.num() == k) ? one_ : zero_;
+  if (is_const(id, &v)) return (v.is_int() && v.is_small() && v.num() == k) ? one_ : zero_;
   const Node& n = nodes_[id];
   if (n.kind == TK::IntVar && !vars_[static_cast<size_t>(n.aux)].admits(k)) return zero_;
   return intern(Node{TK::Ind, 0, {id}, {Rational(k)}});
 }
 
 TermId TermTable::powc(TermId a, const Rational& e) {
-  if (e.is_int() && e.num() >= -16 && e.num() <= 16) return power(a, e.num());
+  if (e.is_small() && e.is_int() && e.num() >= -16 && e.num() <= 16) return power(a, e.num());
   // x^(k/2) = sqrt(x)^k (x >= 0 wherever either is defined).
-  if (e.den() == 2 && e.num() >= -33 && e.num() <= 33) return power(apply(ir::Fn::sqrt, a), e.num());
+  if (e.is_small() && e.den() == 2 && e.num() >= -33 && e.num() <= 33) return power(apply(ir::Fn::sqrt, a), e.num());
   return intern(Node{TK::PowC, 0, {a}, {e}});
 }
 

@@ -14,13 +14,13 @@ std::vector<F> TermTable::eval_all(const std::vector<F>& var_vals) const {
   for (size_t i = 0; i < nodes_.size(); ++i) {
     const Node& n = nodes_[i];
     switch (n.kind) {
-      case TK::Const: v[i] = static_cast<F>(n.nums[0].num()) / static_cast<F>(n.nums[0].den()); break;
+      case TK::Const: v[i] = static_cast<F>(n.nums[0].to_long_double()); break;
       case TK::Var:
       case TK::IntVar: v[i] = var_vals[static_cast<size_t>(n.aux)]; break;
       case TK::Sum: {
-        F s = static_cast<F>(n.nums.back().num()) / static_cast<F>(n.nums.back().den());
+        F s = static_cast<F>(n.nums.back().to_long_double());
         for (size_t k = 0; k < n.args.size(); ++k)
-          s += static_cast<F>(n.nums[k].num()) / static_cast<F>(n.nums[k].den()) * v[n.args[k]];
+          s += static_cast<F>(n.nums[k].to_long_double()) * v[n.args[k]];
         v[i] = s;
         break;
       }

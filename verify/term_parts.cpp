@@ -35,13 +35,9 @@ uint64_t powmod(uint64_t a, uint64_t e) {
   return r;
 }
 
-uint64_t of_int(int64_t n) {
-  const int64_t m = n % static_cast<int64_t>(kP);
-  return static_cast<uint64_t>(m < 0 ? m + static_cast<int64_t>(kP) : m);
-}
-
 uint64_t of_rational(const Rational& r) {
-  return mulmod(of_int(r.num()), powmod(of_int(r.den()), kP - 2));
+  const auto [n, d] = r.residue(kP);
+  return mulmod(n, powmod(d, kP - 2));
 }
 
 // Of two id-sorted lists of (part, weight), the parts both hold with the
@@ -141,7 +137,7 @@ bool TermTable::expand_equal(TermId a, TermId b, size_t budget) {
   try {
     return expand(a, budget) == expand(b, budget);
   } catch (const BudgetExceeded&) {
-  } catch (const Overflow&) {
+  } catch (const NotSmall&) {
   }
   return false;
 }
@@ -158,7 +154,7 @@ bool TermTable::equal_by_parts(TermId a, TermId b, size_t budget) {
     if (na == a && nb == b) return false;
     steps = 0;
     return na == nb || parts_equal(na, nb, budget, steps, 0);
-  } catch (const Overflow&) {
+  } catch (const NotSmall&) {
     return false;
   }
 }
