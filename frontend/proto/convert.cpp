@@ -1,4 +1,5 @@
 #include "frontend/proto/convert.h"
+#include "frontend/proto/factor.h"
 
 #include <cmath>
 #include <exception>
@@ -465,6 +466,18 @@ class Reader {
       }
       pl.axes.assign(pm.axes().begin(), pm.axes().end());
       p.placements.push_back(std::move(pl));
+      if (pm.factor().empty()) continue;
+      // `K` or `1/K`, K a dim expression.
+      std::string text = pm.factor();
+      text.erase(0, text.find_first_not_of(' '));
+      const bool inverse = text.rfind("1/", 0) == 0;
+      if (inverse) text = text.substr(2);
+      const ir::DimExpr k = dim(text, w, [&] { return what() + ": factor"; });
+      try {
+        lower_factor(p, p.placements.size() - 1, k, inverse);
+      } catch (const std::invalid_argument& e) {
+        fail(w, what() + ": " + e.what());
+      }
     }
   }
 
