@@ -624,6 +624,22 @@ class Finder {
       out.size.push_back(z[0]), out.size.push_back(z[1]);
       return out;
     }
+    // Any other op: a scalar operand (a loss seed, a count) is read whole;
+    // one of the result's leading dims (labels beside logits) or trailing
+    // dims (a norm's weight) reads those dims of the box.
+    if (to.empty()) return ir::Box{};
+    if (to.size() < from.size()) {
+      const bool lead = std::equal(to.begin(), to.end(), from.begin());
+      const bool trail =
+          std::equal(to.begin(), to.end(), from.end() - static_cast<std::ptrdiff_t>(to.size()));
+      if (lead == trail) return std::nullopt;
+      const size_t first = lead ? 0 : from.size() - to.size();
+      out.off.assign(r.off.begin() + static_cast<std::ptrdiff_t>(first),
+                     r.off.begin() + static_cast<std::ptrdiff_t>(first + to.size()));
+      out.size.assign(r.size.begin() + static_cast<std::ptrdiff_t>(first),
+                      r.size.begin() + static_cast<std::ptrdiff_t>(first + to.size()));
+      return out;
+    }
     return std::nullopt;
   }
 

@@ -25,6 +25,7 @@ cases=(
   "llama3-8b --tp 2 --bug bwd-wrong-input|%l0.mlp.up = %l0.mlp.up[0:2,0:2,0:3] where the spec reads %l0.mlp.gate"
   "llama3-8b --tp 2 --bug wrong-vocab-offset|cause: \`embedding -> embed.out.part.bug\`"
   "llama3-8b --cp 2 --bug cp-rope-offset|place main.rope_cos.chunk.bug, main.rope_sin.chunk.bug"
+  "llama3-8b --dp 2 --mb 2 --bug loss-scale-mb|cause: \`scale -> loss.inv_count.bug\`"
 )
 for c in "${cases[@]}"; do
   args=${c%%|*}
