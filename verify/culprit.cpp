@@ -536,23 +536,51 @@ class Finder {
   void split_reduced(Expect& e, int32_t dep, int64_t rank) const {
     const T* x = plan_value(dep, node(dep).rank);
     const ir::Mesh& mesh = c_.plan.mesh;
-    if (!x || e.axes.size() != 1 || x->shape.size() != e.box.size.size()) return;
-    std::optional<size_t> axis = mesh.axis_index(e.axes[0]);
-    if (!axis) return;
-    const int64_t parts = mesh.axes[*axis].size, at = mesh.coord_of(rank)[*axis];
-    Expect tile = e;
-    bool split = false;
-    for (size_t d = 0; d < x->shape.size(); ++d) {
-      if (x->shape[d] == e.box.size[d]) continue;
-      if (split || x->shape[d] * parts != e.box.size[d]) return;
-      tile.box.off[d] += at * x->shape[d];
-      tile.box.size[d] = x->shape[d];
-      split = true;
-    }
-    if (!split) return;
-    tile.partial = false;
-    tile.axes.clear();
-    e = tile;
+    if (!x || e.axes.empty() || x->shape.size() != e.box.size.size()) return;
+    std::vector<size_t> dims;  // where the operand is narrower than the box
+    for (size_t d = 0; d < x->shape.size(); ++d)
+      if (x->shape[d] != e.box.size[d]) dims.push_back(d);
+    std::vector<size_t> axes;
+    for (const auto& a : e.axes)
+      if (auto i = mesh.axis_index(a)) axes.push_back(*i);
+    if (dims.empty() || axes.size() > 4 || dims.size() > axes.size()) return;
+    // Some axes tile the narrower dims (one each, or all of them one dim as a
+    // mixed-radix index: tokens flattened over dp and cp); the others still
+    // sum. Of the pairings the sizes allow, the one the numbers agree with.
+    const ir::Coord at = mesh.coord_of(rank);
+    std::sort(axes.begin(), axes.end());
+    std::optional<Expect> first;
+    auto consider = [&](const std::vector<std::vector<size_t>>& tiling,
+                        const std::vector<size_t>& summed) {
+      Expect tile = e;
+      tile.placement = nullptr;
+      tile.axes.clear();
+      for (size_t a : summed) tile.axes.push_back(mesh.axes[a].name);
+      tile.partial = !summed.empty();
+      for (size_t i = 0; i < dims.size(); ++i) {
+        int64_t parts = 1, idx = 0;
+        for (size_t a : tiling[i])
+          parts *= mesh.axes[a].size, idx = idx * mesh.axes[a].size + at[a];
+        if (x->shape[dims[i]] * parts != e.box.size[dims[i]]) return false;
+        tile.box.off[dims[i]] += idx * x->shape[dims[i]];
+        tile.box.size[dims[i]] = x->shape[dims[i]];
+      }
+      if (std::optional<bool> a = agrees(dep, tile); a && *a) {
+        e = tile;
+        return true;
+      }
+      if (!first) first = tile;
+      return false;
+    };
+    do {
+      std::vector<std::vector<size_t>> tiling;
+      for (size_t i = 0; i < dims.size(); ++i) tiling.push_back({axes[i]});
+      std::vector<size_t> summed(axes.begin() + static_cast<std::ptrdiff_t>(dims.size()),
+                                 axes.end());
+      if (consider(tiling, summed)) return;
+      if (dims.size() == 1 && axes.size() > 1 && consider({axes}, {})) return;
+    } while (std::next_permutation(axes.begin(), axes.end()));
+    if (first) e = *first;
   }
 
   // The box of operand k of spec op `sop` that its result's box `r` is

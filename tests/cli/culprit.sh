@@ -26,6 +26,8 @@ cases=(
   "llama3-8b --tp 2 --bug wrong-vocab-offset|cause: \`embedding -> embed.out.part.bug\`"
   "llama3-8b --cp 2 --bug cp-rope-offset|place main.rope_cos.chunk.bug, main.rope_sin.chunk.bug"
   "llama3-8b --dp 2 --mb 2 --bug loss-scale-mb|cause: \`scale -> loss.inv_count.bug\`"
+  "llama3-8b --cp 2 --dp 2 --bug loss-scale-cp|cause: \`scale -> loss.inv_count.bug\`"
+  "llama3-8b --tp 2 --sp --dp 2 --bug sp-bwd-split|cause: \`slice -> d_l0.mlp.norm.bug\`"
 )
 for c in "${cases[@]}"; do
   args=${c%%|*}
