@@ -5,11 +5,13 @@
 #include <set>
 #include <vector>
 
+#include "ir/op_registry.h"
+
 namespace parity::ir {
 
 bool moves_values(const std::string& kind) {
-  return kind == "reshape" || kind == "transpose" || kind == "slice" || kind == "concat" ||
-         kind == "broadcast_to" || kind == "identity" || kind == "pad" || kind == "cast";
+  const OpDef* d = OpRegistry::get().find(kind);
+  return d && d->moves;
 }
 
 std::map<std::string, int64_t> id_ranges(const Spec& s, const TypeMap& types, const Bindings& b,

@@ -88,6 +88,15 @@ struct OpDef {
   // Element i of the result depends on element i of each operand only (after
   // broadcast): a box of the result is computed from the same box of each.
   bool elementwise = false;
+  // The result's elements are operand elements, moved or repeated (reshape,
+  // slice, concat, cast, ...): ids and values pass through unchanged.
+  bool moves = false;
+  // Linear in each operand on its own: a sum over ranks of an operand is a
+  // sum of the results (add, scale, reshape, reduce_sum, matmul, ...).
+  bool linear = false;
+  // Sums over dims of its operands (matmul, reduce_sum): where the mesh
+  // splits a summed dim, each rank's result is a share of the sum.
+  bool contracts = false;
 };
 
 class OpRegistry {

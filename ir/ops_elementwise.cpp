@@ -15,6 +15,8 @@ std::vector<TensorType> binary_rule(const ShapeCtx& c) {
 void register_elementwise_ops(OpRegistry& r) {
   auto add = [&r](OpDef d) {
     d.elementwise = true;
+    d.moves = d.name == "identity" || d.name == "cast";
+    d.linear = d.name == "identity" || d.name == "add" || d.name == "sub" || d.name == "neg" || d.name == "scale";
     r.add(std::move(d));
   };
   struct B { const char* name; const char* doc; };

@@ -40,11 +40,16 @@ std::vector<TensorType> reduce_rule(const ShapeCtx& c) {
 }  // namespace
 
 void register_linalg_ops(OpRegistry& r) {
-  r.add(OpDef{"matmul", 2, 2, {{"transpose_a", AttrKind::Int, false}, {"transpose_b", AttrKind::Int, false}},
-              matmul_rule, "batched a @ b over the last two dims, optional transposes"});
-  for (const char* n : {"reduce_sum", "reduce_mean", "reduce_max"})
-    r.add(OpDef{n, 1, 1, {{"dims", AttrKind::Ints, true}, {"keepdim", AttrKind::Int, false}}, reduce_rule,
-                "reduction over dims"});
+  OpDef matmul{"matmul", 2, 2, {{"transpose_a", AttrKind::Int, false}, {"transpose_b", AttrKind::Int, false}},
+               matmul_rule, "batched a @ b over the last two dims, optional transposes"};
+  matmul.linear = matmul.contracts = true;
+  r.add(std::move(matmul));
+  for (const char* n : {"reduce_sum", "reduce_mean", "reduce_max"}) {
+    OpDef d{n, 1, 1, {{"dims", AttrKind::Ints, true}, {"keepdim", AttrKind::Int, false}}, reduce_rule,
+            "reduction over dims"};
+    d.linear = d.contracts = std::string(n) != "reduce_max";
+    r.add(std::move(d));
+  }
 }
 
 }  // namespace parity::ir

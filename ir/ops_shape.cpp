@@ -108,13 +108,17 @@ std::vector<TensorType> loop_rule(const ShapeCtx& c) {
 }  // namespace
 
 void register_shape_ops(OpRegistry& r) {
-  r.add(OpDef{"reshape", 1, 1, {{.name = "shape", .kind = AttrKind::Ints, .required = true, .extent = true}}, reshape_rule, "row-major reshape"});
-  r.add(OpDef{"transpose", 1, 1, {{"perm", AttrKind::Ints, true}}, transpose_rule, "out dim k = in dim perm[k]"});
-  r.add(OpDef{"slice", 1, 1, {{"dim", AttrKind::Int, true}, {.name = "offset", .kind = AttrKind::Int, .required = true, .extent = true}, {.name = "size", .kind = AttrKind::Int, .required = true, .extent = true}},
+  auto add = [&r](OpDef d) {
+    d.moves = d.linear = true;  // every shape op copies elements (pad adds zeros)
+    r.add(std::move(d));
+  };
+  add(OpDef{"reshape", 1, 1, {{.name = "shape", .kind = AttrKind::Ints, .required = true, .extent = true}}, reshape_rule, "row-major reshape"});
+  add(OpDef{"transpose", 1, 1, {{"perm", AttrKind::Ints, true}}, transpose_rule, "out dim k = in dim perm[k]"});
+  add(OpDef{"slice", 1, 1, {{"dim", AttrKind::Int, true}, {.name = "offset", .kind = AttrKind::Int, .required = true, .extent = true}, {.name = "size", .kind = AttrKind::Int, .required = true, .extent = true}},
               slice_rule, "elements [offset, offset+size) of dim; offset may use $axis"});
-  r.add(OpDef{"concat", 1, -1, {{"dim", AttrKind::Int, true}}, concat_rule, "concatenation along dim"});
-  r.add(OpDef{"broadcast_to", 1, 1, {{.name = "shape", .kind = AttrKind::Ints, .required = true, .extent = true}}, broadcast_rule, "numpy broadcast to shape"});
-  r.add(OpDef{"pad", 1, 1, {{"dim", AttrKind::Int, true}, {.name = "before", .kind = AttrKind::Int, .required = true, .extent = true}, {.name = "after", .kind = AttrKind::Int, .required = true, .extent = true}},
+  add(OpDef{"concat", 1, -1, {{"dim", AttrKind::Int, true}}, concat_rule, "concatenation along dim"});
+  add(OpDef{"broadcast_to", 1, 1, {{.name = "shape", .kind = AttrKind::Ints, .required = true, .extent = true}}, broadcast_rule, "numpy broadcast to shape"});
+  add(OpDef{"pad", 1, 1, {{"dim", AttrKind::Int, true}, {.name = "before", .kind = AttrKind::Int, .required = true, .extent = true}, {.name = "after", .kind = AttrKind::Int, .required = true, .extent = true}},
               pad_rule, "zero padding along dim"});
   OpDef loop{"loop", 0, -1, {{"count", AttrKind::Int, true}, {"var", AttrKind::String, true}}, loop_rule,
              "runs its region `count` times with $var = 0..count-1; operands are the initial carried values, "

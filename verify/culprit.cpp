@@ -459,7 +459,7 @@ class Finder {
                                 int32_t dep, std::string* attrs_differ) const {
     const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
     if (!def) return std::nullopt;
-    if (op.kind == "identity" || def->p2p) return e;
+    if ((def->moves && def->elementwise) || def->p2p) return e;  // a copy, a message
     if (def->collective) return through_collective(n, op, e, k);
     // The spec op computing e's value, past the spec's own copies.
     std::string value = e.spec_value;
@@ -509,9 +509,7 @@ class Finder {
       return mine;
     }
     // A sum over ranks passes through an op linear in its operands.
-    static const std::set<std::string> linear{
-        "add", "sub", "neg", "scale", "reduce_sum", "transpose", "slice", "reshape", "matmul"};
-    if (e.partial && !linear.count(op.kind)) return std::nullopt;
+    if (e.partial && !def->linear) return std::nullopt;
     const std::string& operand = sop->operands[k];
     if (redefined_.count(operand)) return std::nullopt;
     std::optional<ir::Box> box = operand_box(*sop, def->elementwise, k, e.box, g_.dims());
@@ -522,9 +520,9 @@ class Finder {
     out.placement = nullptr;
     // A contraction over a dim the mesh splits makes a sum over that axis;
     // its operands are the rank's tiles along the contracted dim.
-    if (e.partial && (sop->kind == "reduce_sum" || sop->kind == "matmul")) {
+    if (e.partial && def->contracts) {
       split_reduced(out, dep, n.rank);
-      if (out.partial && sop->kind == "matmul")
+      if (out.partial && sop->operands.size() > 1)
         return std::nullopt;  // which operand carries the sum is open
     }
     return out;
@@ -805,8 +803,7 @@ class Finder {
     if (n.instr < 0 || !n.placements.empty()) return false;
     const ir::Op& op = *g_.instr(n).op;
     const ir::OpDef* def = ir::OpRegistry::get().find(op.kind);
-    return def && !def->collective && op.kind != "matmul" && op.kind != "reduce_sum" &&
-           op.kind != "reduce_mean";
+    return def && !def->collective && !def->contracts;
   }
 
   // Every nonempty set of mesh axes (meshes of up to 6 axes).
