@@ -1294,7 +1294,14 @@ void add_lineage(Counterexample& x, const ir::Case& c, const reduce::StageGraph*
     if (!g) g = (own = std::make_unique<reduce::StageGraph>(c)).get();
     std::vector<int32_t> nodes;
     x.lineage = lineage(*g, x.rank_id, x.value, x.iter, 40, rank_name, &nodes);
-    x.culprit = find_culprit(*g, x.lineage, nodes, seed, rank_name);
+    // The cause is an aid on top of the lineage: failing to find it keeps the lineage.
+    const size_t walked = x.lineage.size();
+    try {
+      x.culprit = find_culprit(*g, x.lineage, nodes, seed, rank_name);
+    } catch (const std::exception&) {
+      x.culprit.reset();
+      x.lineage.resize(walked);  // a step it appended before failing is dropped
+    }
   } catch (const std::exception&) {
     x.lineage.clear();
     x.culprit.reset();
